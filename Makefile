@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# satfeed build.  Out of tree in $(OUTPUT) (default build/), quiet unless V=1.
+#   make            build build/satfeed-loader and build/satfeedctl
+#   make run        install deps, build, run the built-in demo (PID=<pid> to
+#                   watch that process instead)
+#   make test       install deps, build, run every test
+#   make bench      overhead benchmark (printed, never asserted)
+#   make install    PREFIX=/usr/local DESTDIR=
+
+OUTPUT ?= build
+PREFIX ?= /usr/local
+DESTDIR ?=
+CLANG ?= clang-19
+LLVM_STRIP ?= llvm-strip-19
+BPFTOOL ?= bpftool
+CC ?= gcc
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+CFLAGS ?= -O2 -g
+CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Werror -std=gnu11 \
+	  -I$(OUTPUT) -Ibpf -Itools -MMD -MP
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	      -I$(OUTPUT) -Ibpf -Itools -MMD -MP
+LDLIBS_BPF := -lbpf -lelf -lz
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all deps run test bench install uninstall clean format check-format
+
+PROGS := $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl \
+	 $(OUTPUT)/sfserver $(OUTPUT)/sfload
+TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_kernel \
+	      $(OUTPUT)/sfbench
+
+all: $(PROGS)
+
+$(OUTPUT):
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/vmlinux.h: | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@ 2>/dev/null || true
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+$(OUTPUT)/%.o: loader/%.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/%.o: tools/%.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
+
+$(OUTPUT)/%.o: tests/%.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
+
+# Objects that include the skeleton need it generated first.
+$(OUTPUT)/satfeed-loader.o $(OUTPUT)/test_kernel.o: $(OUTPUT)/satfeed.skel.h
+$(OUTPUT)/sfbench.o: \
+	$(OUTPUT)/satfeed.skel.h $(OUTPUT)/sfbench_empty.skel.h
+
+$(OUTPUT)/satfeed-loader: $(OUTPUT)/satfeed-loader.o $(OUTPUT)/sf_common.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_BPF) -o $@
+
+$(OUTPUT)/satfeedctl: $(OUTPUT)/satfeedctl.o $(OUTPUT)/sf_common.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -lbpf -o $@
+
+$(OUTPUT)/sfserver: $(OUTPUT)/sfserver.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -pthread $^ -o $@
+
+$(OUTPUT)/sfload: $(OUTPUT)/sfload.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -pthread $^ -lm -o $@
+
+$(OUTPUT)/test_window_math: $(OUTPUT)/test_window_math.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
+
+$(OUTPUT)/test_kernel: $(OUTPUT)/test_kernel.o $(OUTPUT)/sf_common.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
+
+$(OUTPUT)/sfbench: $(OUTPUT)/sfbench.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
+
+deps:
+	$(Q)bash tools/install-deps.sh
+
+# make run: the demo (or PID=<pid>)
+run: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bash tools/demo.sh $(if $(PID),--pid $(PID))
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all $(TEST_PROGS)
+	$(Q)bash tests/run.sh
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/sfbench
+	$(Q)bash tests/bench.sh
+
+install: $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/sbin)
+	$(Q)install -d $(DESTDIR)$(PREFIX)/sbin
+	$(Q)install -m 0755 $^ $(DESTDIR)$(PREFIX)/sbin/
+
+uninstall:
+	$(Q)rm -f $(DESTDIR)$(PREFIX)/sbin/satfeed-loader \
+		  $(DESTDIR)$(PREFIX)/sbin/satfeedctl
+
+format:
+	$(Q)clang-format -i bpf/*.[ch] loader/*.[ch] tools/*.[ch] tests/*.[ch]
+
+clean:
+	$(call msg,CLEAN,$(OUTPUT))
+	$(Q)rm -rf $(OUTPUT)
+
+-include $(wildcard $(OUTPUT)/*.d)

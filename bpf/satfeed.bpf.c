@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * satfeed.bpf.c - in-kernel request-level feedback from a server's syscalls.
+ *
+ * What: per target (a process or a cgroup v2 subtree) three streams of
+ * samples, all threads merged into one trace: the gap between successive
+ * send-family calls that moved bytes (throughput: RPS_obs = N / sum), the gap
+ * between successive recv-family calls (saturation: variance), and the
+ * duration of each epoll/select/poll wait (slack).  Every 2^k samples
+ * (default 2048) a window closes with its exact integer mean and variance
+ * (window_math.h) and joins a 16-entry history that consumers read from the
+ * pinned sf_streams map.
+ *
+ * Why this way: one bpf_spin_lock per (target, stream) serialises the update
+ * of the previous-event time and the running sums, so every sample lands in
+ * exactly one window and a window closes atomically; the lock is held for a
+ * few dozen instructions and taken only for events of watched targets.
+ * bpf_spin_lock is allowed in BPF_PROG_TYPE_TRACING programs (tp_btf,
+ * fentry/fexit), which is why those are the two attach modes.
+ *
+ * Cost, cheapest rejection first (tp_btf mode; fentry mode skips step 1
+ * because only the traced syscalls run it):
+ *  1. syscall number -> family index: one bounds check and one byte load
+ *     from .rodata; every other syscall of the machine stops here.
+ *  2. pid prefilter: one word load from sf_config; most unrelated processes
+ *     making a traced syscall stop here without a hash lookup.
+ *  3. sf_pid_index hash lookup (and, only while cgroup targets exist, one
+ *     ancestor-cgroup-id helper and lookup per distinct target level).
+ *  4. watched targets only: the socket check for read/write family calls,
+ *     task storage for waits, then the locked update.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "satfeed.h"
+#include "window_math.h"
+#include "satfeed_internal.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define SF_NR_SYSCALL_MAX 512	/* syscall numbers the tp_btf path maps */
+#define SF_EAGAIN	11
+#define SF_S_IFMT	00170000
+#define SF_S_IFSOCK	0140000
+
+/* Set by the loader between open and load. */
+const volatile __u32 window_shift = SATFEED_WINDOW_SHIFT;
+/* syscall number -> enum satfeed_syscall + 1; 0: not a traced syscall */
+const volatile __u8 sc_index[SF_NR_SYSCALL_MAX] = {};
+/* Test hook: tgid whose getppid() feeds sf_test_in (tests only). */
+const volatile __u32 test_tgid = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct satfeed_info);
+} sf_info SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct satfeed_config);
+} sf_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SATFEED_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct satfeed_target);
+} sf_targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SATFEED_MAX_TARGETS * SATFEED_NR_STREAMS);
+	__type(key, __u32);
+	__type(value, struct satfeed_stream);
+} sf_streams SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SATFEED_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct satfeed_index);
+} sf_pid_index SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SATFEED_MAX_TARGETS);
+	__type(key, __u64);
+	__type(value, struct satfeed_index);
+} sf_cgrp_index SEC(".maps");
+
+/* A wait in progress on one thread of a watched target. */
+struct sf_wait {
+	__u64 start_ns;		/* 0: no wait in progress */
+	__u32 slot;
+	__u32 gen;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sf_wait);
+} sf_poll_start SEC(".maps");
+
+/* Test hook input, written through the skeleton's .bss by tests only. */
+struct sf_test_in sf_test_in;
+
+/*
+ * Push hook: called after every window closes, outside the lock.  A no-op
+ * here; a consumer may replace it at run time with an freplace program (see
+ * kmod-example/), so the engine needs neither rebuilding nor the consumer.
+ */
+__noinline int satfeed_window_closed(__u32 slot, __u32 stream,
+				     struct satfeed_window *w)
+{
+	/* keep every argument live: clang drops unused ones at call sites,
+	 * and an freplace program must receive all three */
+	asm volatile("" : : "r"(slot), "r"(stream), "r"(w) : "memory");
+	return 0;
+}
+
+static __always_inline struct satfeed_stream *sf_stream(__u32 slot,
+							__u32 stream)
+{
+	__u32 key = slot * SATFEED_NR_STREAMS + stream;
+
+	return bpf_map_lookup_elem(&sf_streams, &key);
+}
+
+/*
+ * Account one event of a target's stream at time now.  gap: the sample is the
+ * time since the stream's previous event (send/recv); otherwise it is the
+ * given wait duration.  Events that race on two CPUs can reach the lock out
+ * of time order; such a gap is 0 and the previous-event time never goes back,
+ * so the window sums still telescope to last - first.
+ */
+static __always_inline void sf_account(__u32 slot, __u32 stream, __u32 gen,
+				       __u64 now, bool gap, __u64 sample)
+{
+	struct satfeed_window closed;
+	struct satfeed_stream *s;
+	int done = 0;
+
+	s = sf_stream(slot, stream);
+	if (!s)
+		return;
+	bpf_spin_lock(&s->lock);
+	if (s->gen != gen) {
+		/* the slot was reused since the event was attributed */
+		bpf_spin_unlock(&s->lock);
+		return;
+	}
+	s->calls++;
+	if (gap) {
+		__u64 last = s->last_ns;
+
+		if (!last || now <= last) {
+			sample = 0;
+			if (last)
+				now = last;
+		} else {
+			sample = now - last;
+		}
+		s->last_ns = now;
+		if (!last) {
+			bpf_spin_unlock(&s->lock);
+			return;
+		}
+	} else {
+		s->last_ns = now;
+	}
+	done = sf_window_add(s, sample, now, window_shift, &closed);
+	bpf_spin_unlock(&s->lock);
+	if (done)
+		satfeed_window_closed(slot, stream, &closed);
+}
+
+static __always_inline struct satfeed_index *sf_find_target(void)
+{
+	struct satfeed_config *cfg;
+	struct satfeed_index *ix;
+	__u32 zero = 0, tgid, i;
+
+	cfg = bpf_map_lookup_elem(&sf_config, &zero);
+	if (!cfg)
+		return NULL;
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (cfg->pid_filter[(tgid / 64) % (SATFEED_PID_FILTER_BITS / 64)] &
+	    (1ULL << (tgid % 64))) {
+		ix = bpf_map_lookup_elem(&sf_pid_index, &tgid);
+		if (ix)
+			return ix;
+	}
+	if (!cfg->nr_cgroup_targets)
+		return NULL;
+	for (i = 0; i < SATFEED_MAX_CGROUP_LEVELS; i++) {
+		__u64 cgid;
+
+		if (i >= cfg->nr_cgroup_levels)
+			break;
+		cgid = bpf_get_current_ancestor_cgroup_id(cfg->cgroup_level[i]);
+		ix = bpf_map_lookup_elem(&sf_cgrp_index, &cgid);
+		if (ix)
+			return ix;
+	}
+	return NULL;
+}
+
+/* Is fd of the current task a socket?  Only asked for read/write calls. */
+static __always_inline bool sf_fd_is_socket(unsigned long fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = task->files->fdt;
+	struct file **fds, *f = NULL;
+	umode_t mode;
+
+	if (fd >= fdt->max_fds)
+		return false;
+	fds = fdt->fd;
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+		return false;
+	mode = bpf_core_cast(f, struct file)->f_inode->i_mode;
+	return (mode & SF_S_IFMT) == SF_S_IFSOCK;
+}
+
+static __always_inline unsigned long sf_regs_arg0(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return regs->di;
+#elif defined(__TARGET_ARCH_arm64)
+	return regs->orig_x0;
+#else
+#error "satfeed: add this architecture's first syscall argument register"
+#endif
+}
+
+static __always_inline long sf_regs_nr(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return regs->orig_ax;
+#elif defined(__TARGET_ARCH_arm64)
+	return regs->syscallno;
+#endif
+}
+
+/* A wait syscall (poll family) begins on the current thread. */
+static __always_inline int sf_wait_enter(__u32 sc)
+{
+	struct satfeed_index *ix;
+	struct sf_wait *w;
+
+	ix = sf_find_target();
+	if (!ix || !(ix->sc_mask & (1U << sc)))
+		return 0;
+	w = bpf_task_storage_get(&sf_poll_start, bpf_get_current_task_btf(),
+				 NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!w)
+		return 0;
+	w->slot = ix->slot;
+	w->gen = ix->gen;
+	w->start_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline void sf_count(__u32 slot, __u32 stream, long ret)
+{
+	struct satfeed_stream *s = sf_stream(slot, stream);
+
+	if (!s)
+		return;
+	if (ret == -SF_EAGAIN)
+		__sync_fetch_and_add(&s->eagain, 1);
+	else if (ret < 0)
+		__sync_fetch_and_add(&s->errors, 1);
+	else
+		__sync_fetch_and_add(&s->zero_bytes, 1);
+}
+
+/* Any traced syscall returns on the current thread. */
+static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
+					 long ret)
+{
+	struct satfeed_index *ix;
+	__u32 stream;
+	__u64 now;
+
+	if (sc >= SATFEED_SC_POLL_FIRST) {
+		struct sf_wait *w;
+		__u64 start;
+
+		w = bpf_task_storage_get(&sf_poll_start,
+					 bpf_get_current_task_btf(), NULL, 0);
+		if (!w || !w->start_ns)
+			return 0;
+		start = w->start_ns;
+		w->start_ns = 0;
+		if (ret < 0) {
+			sf_count(w->slot, SATFEED_STREAM_POLL, ret);
+			return 0;
+		}
+		now = bpf_ktime_get_ns();
+		sf_account(w->slot, SATFEED_STREAM_POLL, w->gen, now, false,
+			   now - start);
+		return 0;
+	}
+
+	ix = sf_find_target();
+	if (!ix || !(ix->sc_mask & (1U << sc)))
+		return 0;
+	stream = sc >= SATFEED_SC_RECV_FIRST ? SATFEED_STREAM_RECV :
+					       SATFEED_STREAM_SEND;
+	if (sc == SATFEED_SC_READ || sc == SATFEED_SC_READV ||
+	    sc == SATFEED_SC_WRITE || sc == SATFEED_SC_WRITEV) {
+		if (!sf_fd_is_socket(sf_regs_arg0(regs))) {
+			struct satfeed_stream *s = sf_stream(ix->slot, stream);
+
+			if (s)
+				__sync_fetch_and_add(&s->not_socket, 1);
+			return 0;
+		}
+	}
+	if (ret <= 0) {
+		sf_count(ix->slot, stream, ret);
+		return 0;
+	}
+	sf_account(ix->slot, stream, ix->gen, bpf_ktime_get_ns(), true, 0);
+	return 0;
+}
+
+/* ---- attach mode tp_btf: every syscall of the machine passes here ---- */
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sf_sys_enter, struct pt_regs *regs, long id)
+{
+	__u32 sc;
+
+	if ((unsigned long)id >= SF_NR_SYSCALL_MAX)
+		return 0;
+	sc = sc_index[id];
+	if (sc <= SATFEED_SC_POLL_FIRST)	/* 0, or not a wait */
+		return 0;
+	return sf_wait_enter(sc - 1);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sf_sys_exit, struct pt_regs *regs, long ret)
+{
+	long id = sf_regs_nr(regs);
+	__u32 sc;
+
+	if ((unsigned long)id >= SF_NR_SYSCALL_MAX)
+		return 0;
+	sc = sc_index[id];
+	if (!sc)
+		return 0;
+	return sf_sys_return(sc - 1, regs, ret);
+}
+
+/* ---- attach mode fentry: only the traced syscalls run these ----
+ * The loader points each at __<arch>_sys_<name> (bpf_program__set_attach_target).
+ */
+#define SF_FEXIT(name, SC)						\
+SEC("fexit")								\
+int BPF_PROG(sf_x_##name, struct pt_regs *regs, long ret)		\
+{									\
+	return sf_sys_return(SC, regs, ret);				\
+}
+#define SF_FENTRY(name, SC)						\
+SEC("fentry")								\
+int BPF_PROG(sf_e_##name, struct pt_regs *regs)				\
+{									\
+	return sf_wait_enter(SC);					\
+}
+
+SF_FEXIT(sendto, SATFEED_SC_SENDTO)
+SF_FEXIT(sendmsg, SATFEED_SC_SENDMSG)
+SF_FEXIT(sendmmsg, SATFEED_SC_SENDMMSG)
+SF_FEXIT(write, SATFEED_SC_WRITE)
+SF_FEXIT(writev, SATFEED_SC_WRITEV)
+SF_FEXIT(recvfrom, SATFEED_SC_RECVFROM)
+SF_FEXIT(recvmsg, SATFEED_SC_RECVMSG)
+SF_FEXIT(recvmmsg, SATFEED_SC_RECVMMSG)
+SF_FEXIT(read, SATFEED_SC_READ)
+SF_FEXIT(readv, SATFEED_SC_READV)
+SF_FEXIT(epoll_wait, SATFEED_SC_EPOLL_WAIT)
+SF_FEXIT(epoll_pwait, SATFEED_SC_EPOLL_PWAIT)
+SF_FEXIT(epoll_pwait2, SATFEED_SC_EPOLL_PWAIT2)
+SF_FEXIT(select, SATFEED_SC_SELECT)
+SF_FEXIT(pselect6, SATFEED_SC_PSELECT6)
+SF_FEXIT(poll, SATFEED_SC_POLL)
+SF_FEXIT(ppoll, SATFEED_SC_PPOLL)
+SF_FENTRY(epoll_wait, SATFEED_SC_EPOLL_WAIT)
+SF_FENTRY(epoll_pwait, SATFEED_SC_EPOLL_PWAIT)
+SF_FENTRY(epoll_pwait2, SATFEED_SC_EPOLL_PWAIT2)
+SF_FENTRY(select, SATFEED_SC_SELECT)
+SF_FENTRY(pselect6, SATFEED_SC_PSELECT6)
+SF_FENTRY(poll, SATFEED_SC_POLL)
+SF_FENTRY(ppoll, SATFEED_SC_PPOLL)
+
+/* ---- every mode: a watched process that exits is marked gone ---- */
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(sf_proc_exit, struct task_struct *p)
+{
+	struct satfeed_target *t;
+	struct satfeed_index *ix;
+	__u32 tgid;
+
+	/* signal->live reaches 0 when the last thread of the group exits */
+	if (p->signal->live.counter)
+		return 0;
+	tgid = p->tgid;
+	ix = bpf_map_lookup_elem(&sf_pid_index, &tgid);
+	if (!ix)
+		return 0;
+	t = bpf_map_lookup_elem(&sf_targets, &ix->slot);
+	if (t && t->gen == ix->gen && t->kind == SATFEED_TARGET_PID) {
+		t->gone_ns = bpf_ktime_get_ns();
+		t->state = SATFEED_STATE_GONE;
+	}
+	bpf_map_delete_elem(&sf_pid_index, &tgid);
+	return 0;
+}
+
+/*
+ * ---- tests only (autoload off): feed chosen values into sf_account ----
+ * A getppid() by test_tgid accounts sf_test_in.value to the given stream, as
+ * the time of an event (raw == 0) or as a sample (raw == 1), through the same
+ * locked code the syscall hooks use.
+ */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sf_test_feed, struct pt_regs *regs, long id)
+{
+	if ((bpf_get_current_pid_tgid() >> 32) != test_tgid)
+		return 0;
+	if (id != 110 /* x86-64 __NR_getppid */)
+		return 0;
+	if (sf_test_in.stream >= SATFEED_NR_STREAMS ||
+	    sf_test_in.slot >= SATFEED_MAX_TARGETS)
+		return 0;
+	if (sf_test_in.raw)
+		sf_account(sf_test_in.slot, sf_test_in.stream, sf_test_in.gen,
+			   sf_test_in.value, false, sf_test_in.value);
+	else
+		sf_account(sf_test_in.slot, sf_test_in.stream, sf_test_in.gen,
+			   sf_test_in.value, true, 0);
+	return 0;
+}

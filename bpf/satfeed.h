@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * satfeed.h - the consumer contract.
+ *
+ * Everything a consumer of satfeed's pinned maps needs: the layout of every
+ * map value, the pin names, and the meaning and unit of every field.  The BPF
+ * engine, the loader, satfeedctl and kmod-example all include this one file.
+ * Fields are fixed width and hold no pointers, so the same bytes mean the same
+ * thing in BPF, in the kernel and in user space.
+ *
+ * Any change to a layout below bumps SATFEED_ABI_VERSION; consumers must
+ * compare it with satfeed_info.abi_version before reading anything else.
+ *
+ * Clock: every *_ns timestamp is bpf_ktime_get_ns(), i.e. CLOCK_MONOTONIC in
+ * nanoseconds, except satfeed_info.load_realtime_ns.
+ */
+#ifndef __SATFEED_H
+#define __SATFEED_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#include <linux/bpf.h> /* struct bpf_spin_lock */
+#endif
+
+#define SATFEED_ABI_VERSION	1
+
+/* Pin names, relative to the bpffs root (default SATFEED_DEFAULT_ROOT). */
+#define SATFEED_DEFAULT_ROOT	"/sys/fs/bpf/satfeed"
+#define SATFEED_PIN_INFO	"sf_info"	/* array[1] of satfeed_info */
+#define SATFEED_PIN_TARGETS	"sf_targets"	/* array[max_targets] of satfeed_target */
+#define SATFEED_PIN_STREAMS	"sf_streams"	/* array[max_targets * 3] of satfeed_stream */
+#define SATFEED_PIN_PID_INDEX	"sf_pid_index"	/* hash: __u32 tgid -> satfeed_index */
+#define SATFEED_PIN_CGRP_INDEX	"sf_cgrp_index"	/* hash: __u64 cgroup id -> satfeed_index */
+#define SATFEED_PIN_CONFIG	"sf_config"	/* array[1] of satfeed_config */
+#define SATFEED_PIN_POLL_START	"sf_poll_start"	/* task storage, engine private */
+#define SATFEED_PIN_PROGS	"progs"		/* directory of pinned programs */
+#define SATFEED_PIN_LINKS	"links"		/* directory of pinned links */
+
+#define SATFEED_MAX_TARGETS	64	/* default and maximum number of targets */
+#define SATFEED_HISTORY		16	/* closed windows kept per stream */
+#define SATFEED_WINDOW_SHIFT	11	/* default window: 1 << 11 = 2048 samples */
+#define SATFEED_WINDOW_SHIFT_MIN 1
+#define SATFEED_WINDOW_SHIFT_MAX 16
+/*
+ * A sample (inter-call gap or wait duration) longer than this is clamped to it
+ * and counted in satfeed_window.clamped.  2^32 - 1 ns (4.29 s) keeps a squared
+ * sample inside 64 bits, so the running sum of squares is an exact 128-bit
+ * integer with one carry per sample.
+ */
+#define SATFEED_SAMPLE_CAP_NS	0xffffffffULL
+
+/* Streams, in the order they appear in sf_streams (slot * 3 + stream). */
+enum satfeed_stream_id {
+	SATFEED_STREAM_SEND = 0,	/* gap between successive sends */
+	SATFEED_STREAM_RECV = 1,	/* gap between successive receives */
+	SATFEED_STREAM_POLL = 2,	/* duration of each event wait */
+	SATFEED_NR_STREAMS = 3,
+};
+
+/*
+ * Syscalls satfeed can count, as bit numbers of satfeed_target.sc_mask.
+ * A syscall always belongs to the family of its name; the per-target mask
+ * chooses which members of each family count.  read/readv/write/writev count
+ * only when the fd is a socket.  libc's send()/recv() are sendto/recvfrom.
+ */
+enum satfeed_syscall {
+	SATFEED_SC_SENDTO = 0,
+	SATFEED_SC_SENDMSG,
+	SATFEED_SC_SENDMMSG,
+	SATFEED_SC_WRITE,
+	SATFEED_SC_WRITEV,
+	SATFEED_SC_RECVFROM,
+	SATFEED_SC_RECVMSG,
+	SATFEED_SC_RECVMMSG,
+	SATFEED_SC_READ,
+	SATFEED_SC_READV,
+	SATFEED_SC_EPOLL_WAIT,
+	SATFEED_SC_EPOLL_PWAIT,
+	SATFEED_SC_EPOLL_PWAIT2,
+	SATFEED_SC_SELECT,
+	SATFEED_SC_PSELECT6,
+	SATFEED_SC_POLL,
+	SATFEED_SC_PPOLL,
+	SATFEED_NR_SYSCALLS,
+};
+
+#define SATFEED_SC_SEND_FIRST	SATFEED_SC_SENDTO
+#define SATFEED_SC_RECV_FIRST	SATFEED_SC_RECVFROM
+#define SATFEED_SC_POLL_FIRST	SATFEED_SC_EPOLL_WAIT
+#define SATFEED_SC_ALL		((1U << SATFEED_NR_SYSCALLS) - 1)
+
+/* Attach mechanisms, cheapest first (satfeed_info.attach_mode). */
+enum satfeed_attach {
+	SATFEED_ATTACH_NONE = 0,
+	SATFEED_ATTACH_FENTRY = 1,	/* fentry/fexit on __<arch>_sys_* */
+	SATFEED_ATTACH_TP_BTF = 2,	/* BTF raw tracepoints sys_enter/exit */
+};
+
+/* satfeed_info: written once by the loader, read-only afterwards. */
+struct satfeed_info {
+	__u32 abi_version;	/* SATFEED_ABI_VERSION of the engine */
+	__u32 attach_mode;	/* enum satfeed_attach */
+	__u32 window_shift;	/* log2 of window_samples */
+	__u32 window_samples;	/* N: samples per window */
+	__u32 history;		/* SATFEED_HISTORY */
+	__u32 max_targets;	/* slots in sf_targets */
+	__u64 sample_cap_ns;	/* SATFEED_SAMPLE_CAP_NS */
+	__u64 load_realtime_ns;	/* CLOCK_REALTIME at load, ns since epoch */
+	__u64 load_mono_ns;	/* CLOCK_MONOTONIC at load, ns */
+	__u32 loader_pid;	/* pid of the loader that made this load */
+	__u32 reserved;
+};
+
+/*
+ * satfeed_config: runtime settings shared by all targets, kept by satfeedctl.
+ * pid_filter is a 1024-bit set indexed by tgid % 1024 with a bit set for every
+ * pid target: the hot path drops most unrelated processes with one load,
+ * before it pays for a hash lookup.  Cgroup targets are found by asking for
+ * the current task's ancestor at each level listed in cgroup_level[].
+ */
+#define SATFEED_PID_FILTER_BITS	1024
+#define SATFEED_MAX_CGROUP_LEVELS 8
+struct satfeed_config {
+	__u32 nr_pid_targets;	/* targets of kind PID */
+	__u32 nr_cgroup_targets; /* targets of kind CGROUP */
+	__u32 nr_cgroup_levels;	/* entries used in cgroup_level[] */
+	__u32 reserved;
+	__u32 cgroup_level[SATFEED_MAX_CGROUP_LEVELS]; /* deepest first */
+	__u64 pid_filter[SATFEED_PID_FILTER_BITS / 64];
+};
+
+enum satfeed_target_kind {
+	SATFEED_TARGET_FREE = 0,
+	SATFEED_TARGET_PID = 1,		/* a process: every thread of a tgid */
+	SATFEED_TARGET_CGROUP = 2,	/* every task in a cgroup v2 subtree */
+};
+
+enum satfeed_target_state {
+	SATFEED_STATE_ACTIVE = 0,
+	SATFEED_STATE_GONE = 1,		/* the process exited */
+};
+
+/* satfeed_target: one slot of sf_targets, owned by satfeedctl. */
+struct satfeed_target {
+	__u32 kind;		/* enum satfeed_target_kind */
+	__u32 state;		/* enum satfeed_target_state */
+	__u64 id;		/* tgid, or cgroup v2 id (the directory's inode) */
+	__u32 gen;		/* bumped each time the slot is reused */
+	__u32 sc_mask;		/* bits of enum satfeed_syscall that count */
+	__u64 added_ns;		/* when it was added */
+	__u64 gone_ns;		/* when the process exited, 0 while alive */
+	char comm[16];		/* process name at add time ("" for cgroups) */
+	char path[96];		/* cgroup path relative to the cgroup2 mount */
+};
+
+/* Value of sf_pid_index and sf_cgrp_index: where a target's data lives. */
+struct satfeed_index {
+	__u32 slot;		/* index into sf_targets; streams at slot * 3 */
+	__u32 gen;		/* satfeed_target.gen at insertion */
+	__u32 sc_mask;		/* copy of satfeed_target.sc_mask for the hot path */
+};
+
+/*
+ * One closed window of N samples.  Immutable once published.  The engine
+ * writes seq_end first and seq last, so a reader that copies the entry from
+ * the first to the last field holds a consistent window iff seq == seq_end
+ * (and seq != 0).  satfeedctl reads under the stream's lock (BPF_F_LOCK) and
+ * never needs that check.
+ */
+struct satfeed_window {
+	__u64 seq;		/* 1-based window sequence number; 0: unused */
+	__u64 start_ns;		/* time of the first event of the window */
+	__u64 end_ns;		/* time of the event that closed it */
+	__u64 sum_ns;		/* sum of the N samples, ns */
+	__u64 sumsq_lo;		/* sum of squared samples, low 64 bits, ns^2 */
+	__u64 sumsq_hi;		/* sum of squared samples, high 64 bits */
+	__u64 mean_ns;		/* floor(sum_ns / N), ns */
+	__u64 var_ns2;		/* floor(exact population variance), ns^2 */
+	__u64 rate_milli;	/* floor(N * 10^12 / sum_ns): events per 1000 s;
+				 * for send this is 1000 * RPS_obs; 0 for poll
+				 * and when sum_ns == 0 */
+	__u32 samples;		/* N */
+	__u32 clamped;		/* samples clamped to sample_cap_ns */
+	__u64 seq_end;		/* equals seq when the entry is consistent */
+};
+
+/*
+ * One stream of one target: sf_streams[slot * 3 + stream].  The lock guards
+ * every field except the counters marked "atomic".  The in-progress window is
+ * acc_*; closed windows go to hist[(seq - 1) % SATFEED_HISTORY].
+ */
+struct satfeed_stream {
+	struct bpf_spin_lock lock;
+	__u32 gen;		/* satfeed_target.gen this data belongs to */
+	__u64 published;	/* windows closed so far (seq of the newest) */
+	__u64 last_ns;		/* time of the last counted event, 0: none yet */
+	__u64 calls;		/* counted calls (bytes moved / waits ended) */
+	__u64 pending;		/* samples in the in-progress window (< N) */
+	__u64 acc_start_ns;	/* in-progress window: time of first event */
+	__u64 acc_sum_ns;	/* in-progress window: sum of samples */
+	__u64 acc_sumsq_lo;	/* in-progress window: sum of squares, low */
+	__u64 acc_sumsq_hi;	/* in-progress window: sum of squares, high */
+	__u64 acc_clamped;	/* in-progress window: clamped samples */
+	__u64 errors;		/* atomic: calls that failed, other than EAGAIN */
+	__u64 eagain;		/* atomic: calls that failed with EAGAIN */
+	__u64 zero_bytes;	/* atomic: calls that returned 0 (moved nothing) */
+	__u64 not_socket;	/* atomic: read/write family calls on non-sockets */
+	struct satfeed_window hist[SATFEED_HISTORY];
+};
+
+#endif /* __SATFEED_H */

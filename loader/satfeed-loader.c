@@ -1,0 +1,612 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * satfeed-loader - load the satfeed engine, attach it, pin its maps,
+ * programs and links under a bpffs root, and exit; or undo exactly that.
+ *
+ * Every pin this tool makes has a fixed name (satfeed.h) under the root, so
+ * unload removes exactly those, and a failed load removes whatever it had
+ * pinned before it returns: /sys/fs/bpf is left as it was found.
+ */
+#include <argp.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "sf_common.h"
+#include "satfeed_internal.h"
+#include "satfeed.skel.h"
+
+#define PROG "satfeed-loader"
+
+static struct env {
+	bool verbose;
+	bool replace;
+	const char *root;
+	const char *btf;
+	__u32 attach;		/* SATFEED_ATTACH_NONE: auto */
+	__u32 window_shift;
+	const char *command;
+} env = {
+	.root = SATFEED_DEFAULT_ROOT,
+	.window_shift = SATFEED_WINDOW_SHIFT,
+};
+
+static const char *const map_pins[] = {
+	SATFEED_PIN_INFO, SATFEED_PIN_CONFIG, SATFEED_PIN_TARGETS,
+	SATFEED_PIN_STREAMS, SATFEED_PIN_PID_INDEX, SATFEED_PIN_CGRP_INDEX,
+	SATFEED_PIN_POLL_START,
+};
+
+const char *argp_program_version = "satfeed-loader (ABI 1)";
+static const char doc[] =
+"Load satfeed's in-kernel saturation/slack engine and pin it in bpffs.\n"
+"\n"
+"COMMANDS\n"
+"  load     load the engine, attach it to the syscall hooks and pin its maps,\n"
+"           programs and links under ROOT, then exit: the engine keeps\n"
+"           running.  Refused if ROOT already holds a load, unless --replace.\n"
+"  unload   remove every pin load made under ROOT; this detaches the engine.\n"
+"  check    report what the running kernel supports and which attach mode\n"
+"           load would use.  Pins nothing.\n"
+"\n"
+"ATTACH MODES (cheapest first; auto picks the first that loads and attaches)\n"
+"  fentry   fentry/fexit on the traced syscalls' entry points: only those\n"
+"           syscalls pay.  Needs CONFIG_FUNCTION_TRACER and a kernel that\n"
+"           permits fentry.\n"
+"  tp_btf   BTF raw tracepoints raw_syscalls:sys_enter/sys_exit: every\n"
+"           syscall of the machine runs a short filter.\n"
+"\n"
+"EXIT STATUS\n"
+"  0 ok, 1 runtime error, 2 bad argument, 3 not loaded (unload),\n"
+"  4 permission denied, 8 already loaded (load without --replace).\n"
+"\n"
+"EXAMPLES\n"
+"  satfeed-loader load\n"
+"  satfeed-loader --attach tp_btf --window 4096 load\n"
+"  satfeed-loader check\n"
+"  satfeed-loader unload\n"
+"\n"
+"OPTIONS";
+
+static const struct argp_option opts[] = {
+	{ "bpffs", 'b', "DIR", 0,
+	  "pin root (default " SATFEED_DEFAULT_ROOT "); its parent must be a "
+	  "bpffs, and /sys/fs/bpf is mounted if it is not", 0 },
+	{ "attach", 'a', "MODE", 0, "auto (default), fentry or tp_btf", 0 },
+	{ "window", 'w', "N", 0,
+	  "samples per window, a power of two from 2 to 65536 (default 2048)",
+	  0 },
+	{ "replace", 'r', NULL, 0,
+	  "load: replace an existing load (its targets are dropped)", 0 },
+	{ "btf", 'B', "FILE", 0,
+	  "kernel BTF to use instead of /sys/kernel/btf/vmlinux", 0 },
+	{ "verbose", 'v', NULL, 0, "print libbpf's debug output", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	unsigned long n;
+	char *end;
+
+	switch (key) {
+	case 'b':
+		if (arg[0] != '/' || strlen(arg) > 200) {
+			argp_error(state, "--bpffs needs an absolute path of at most 200 characters");
+		}
+		env.root = arg;
+		break;
+	case 'a':
+		if (sf_attach_parse(arg, &env.attach))
+			argp_error(state, "unknown attach mode '%s' (auto, fentry, tp_btf)",
+				   arg);
+		break;
+	case 'w':
+		errno = 0;
+		n = strtoul(arg, &end, 0);
+		if (errno || *end || n < 2 || n > 65536 || (n & (n - 1)))
+			argp_error(state, "--window must be a power of two from 2 to 65536, not '%s'",
+				   arg);
+		env.window_shift = __builtin_ctzl(n);
+		break;
+	case 'r':
+		env.replace = true;
+		break;
+	case 'B':
+		env.btf = arg;
+		break;
+	case 'v':
+		env.verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		if (env.command)
+			argp_error(state, "one command only (got '%s' after '%s')",
+				   arg, env.command);
+		if (strcmp(arg, "load") && strcmp(arg, "unload") &&
+		    strcmp(arg, "check"))
+			argp_error(state, "unknown command '%s' (load, unload, check)",
+				   arg);
+		env.command = arg;
+		break;
+	case ARGP_KEY_END:
+		if (!env.command)
+			argp_error(state, "a command is required (load, unload, check)");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt,
+			   va_list args)
+{
+	if (level == LIBBPF_DEBUG && !env.verbose)
+		return 0;
+	if (!env.verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static void die_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ---- pins ---- */
+
+static void pin_path(char *buf, size_t len, const char *sub, const char *name)
+{
+	if (sub)
+		snprintf(buf, len, "%s/%s/%s", env.root, sub, name);
+	else
+		snprintf(buf, len, "%s/%s", env.root, name);
+}
+
+/* Remove the entries of ROOT/sub; all of them are ours. */
+static int unpin_dir(const char *sub)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256];
+	struct dirent *de;
+	int removed = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/%s", env.root, sub);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (!unlink(path))
+			removed++;
+		else
+			die_msg("cannot remove %s: %s", path, strerror(errno));
+	}
+	closedir(d);
+	if (rmdir(dir) && errno != ENOENT)
+		die_msg("cannot remove %s: %s", dir, strerror(errno));
+	return removed;
+}
+
+/* Remove every pin a load makes under ROOT.  Returns how many went. */
+static int unpin_all(void)
+{
+	char path[PATH_MAX];
+	int removed = 0;
+
+	removed += unpin_dir(SATFEED_PIN_LINKS);
+	removed += unpin_dir(SATFEED_PIN_PROGS);
+	for (size_t i = 0; i < sizeof(map_pins) / sizeof(map_pins[0]); i++) {
+		pin_path(path, sizeof(path), NULL, map_pins[i]);
+		if (!unlink(path))
+			removed++;
+		else if (errno != ENOENT)
+			die_msg("cannot remove %s: %s", path, strerror(errno));
+	}
+	if (rmdir(env.root) && errno != ENOENT) {
+		if (errno == ENOTEMPTY)
+			die_msg("left %s in place: it holds pins satfeed did not make",
+				env.root);
+		else
+			die_msg("cannot remove %s: %s", env.root,
+				strerror(errno));
+	}
+	return removed;
+}
+
+static int pin_everything(struct satfeed_bpf *skel)
+{
+	char path[PATH_MAX];
+	struct bpf_program *prog;
+	struct bpf_map *map;
+	int err;
+
+	if (mkdir(env.root, 0700) && errno != EEXIST)
+		return -errno;
+	bpf_object__for_each_map(map, skel->obj) {
+		const char *name = bpf_map__name(map);
+		bool ours = false;
+
+		for (size_t i = 0; i < sizeof(map_pins) / sizeof(map_pins[0]);
+		     i++)
+			ours |= !strcmp(name, map_pins[i]);
+		if (!ours)	/* .rodata, .bss: internal */
+			continue;
+		pin_path(path, sizeof(path), NULL, name);
+		err = bpf_map__pin(map, path);
+		if (err)
+			return err;
+	}
+	pin_path(path, sizeof(path), NULL, SATFEED_PIN_PROGS);
+	if (mkdir(path, 0700))
+		return -errno;
+	pin_path(path, sizeof(path), NULL, SATFEED_PIN_LINKS);
+	if (mkdir(path, 0700))
+		return -errno;
+	bpf_object__for_each_program(prog, skel->obj) {
+		struct bpf_link *link = NULL;
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		pin_path(path, sizeof(path), SATFEED_PIN_PROGS,
+			 bpf_program__name(prog));
+		err = bpf_program__pin(prog, path);
+		if (err)
+			return err;
+		/* skeleton links are laid out in program order */
+		for (int i = 0; i < skel->skeleton->prog_cnt; i++)
+			if (*skel->skeleton->progs[i].prog == prog)
+				link = *skel->skeleton->progs[i].link;
+		if (!link)
+			continue;
+		pin_path(path, sizeof(path), SATFEED_PIN_LINKS,
+			 bpf_program__name(prog));
+		err = bpf_link__pin(link, path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- engine ---- */
+
+static bool prog_is_fentry(struct bpf_program *prog)
+{
+	enum bpf_attach_type t = bpf_program__expected_attach_type(prog);
+
+	return t == BPF_TRACE_FENTRY || t == BPF_TRACE_FEXIT;
+}
+
+static const char *syscall_prefix(void)
+{
+#if defined(__x86_64__)
+	return "__x64_sys_";
+#elif defined(__aarch64__)
+	return "__arm64_sys_";
+#else
+#error "satfeed: add this architecture's syscall wrapper prefix"
+#endif
+}
+
+/*
+ * Open, configure and load the engine for one attach mode, then attach it.
+ * Returns 0 with *out set, or a negative errno with a reason in why.
+ */
+static int engine_start(__u32 mode, struct satfeed_bpf **out, char *why,
+			size_t len)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oopts, .kernel_log_level = 0);
+	struct satfeed_bpf *skel;
+	struct bpf_program *prog;
+	int err;
+
+	oopts.btf_custom_path = env.btf;
+	skel = satfeed_bpf__open_opts(&oopts);
+	if (!skel) {
+		err = -errno;
+		snprintf(why, len, "cannot open the BPF object: %s",
+			 strerror(-err));
+		return err;
+	}
+	skel->rodata->window_shift = env.window_shift;
+	for (int i = 0; i < SATFEED_NR_SYSCALLS; i++) {
+		long nr = sf_syscalls[i].nr;
+
+		if (nr >= 0 && nr < (long)sizeof(skel->rodata->sc_index))
+			skel->rodata->sc_index[nr] = i + 1;
+	}
+	bpf_object__for_each_program(prog, skel->obj) {
+		const char *name = bpf_program__name(prog);
+		bool load;
+
+		if (!strcmp(name, "sf_test_feed"))
+			load = false;
+		else if (!strcmp(name, "sf_proc_exit"))
+			load = true;
+		else if (prog_is_fentry(prog))
+			load = mode == SATFEED_ATTACH_FENTRY;
+		else
+			load = mode == SATFEED_ATTACH_TP_BTF;
+		bpf_program__set_autoload(prog, load);
+		if (load && prog_is_fentry(prog)) {
+			char fn[64];
+
+			/* sf_x_sendto / sf_e_poll -> __x64_sys_sendto */
+			snprintf(fn, sizeof(fn), "%s%s", syscall_prefix(),
+				 name + 5);
+			err = bpf_program__set_attach_target(prog, 0, fn);
+			if (err) {
+				snprintf(why, len, "no attach target %s: %s",
+					 fn, strerror(-err));
+				goto destroy;
+			}
+		}
+	}
+	err = satfeed_bpf__load(skel);
+	if (err) {
+		snprintf(why, len, "the kernel refused to load the %s programs: %s%s",
+			 sf_attach_name(mode), strerror(-err),
+			 env.verbose ? "" : " (-v shows the verifier log)");
+		goto destroy;
+	}
+	err = satfeed_bpf__attach(skel);
+	if (err) {
+		snprintf(why, len, "cannot attach the %s programs: %s",
+			 sf_attach_name(mode), strerror(-err));
+		goto destroy;
+	}
+	*out = skel;
+	return 0;
+destroy:
+	satfeed_bpf__destroy(skel);
+	return err;
+}
+
+static int write_info(struct satfeed_bpf *skel, __u32 mode)
+{
+	struct satfeed_info info = {
+		.abi_version = SATFEED_ABI_VERSION,
+		.attach_mode = mode,
+		.window_shift = env.window_shift,
+		.window_samples = 1U << env.window_shift,
+		.history = SATFEED_HISTORY,
+		.max_targets = SATFEED_MAX_TARGETS,
+		.sample_cap_ns = SATFEED_SAMPLE_CAP_NS,
+		.loader_pid = getpid(),
+	};
+	struct timespec ts;
+	__u32 zero = 0;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	info.load_realtime_ns = (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	info.load_mono_ns = sf_now_mono_ns();
+	return bpf_map__update_elem(skel->maps.sf_info, &zero, sizeof(zero),
+				    &info, sizeof(info), 0);
+}
+
+static bool have_btf(char *why, size_t len)
+{
+	const char *path = env.btf ? env.btf : "/sys/kernel/btf/vmlinux";
+	struct btf *btf;
+
+	if (access(path, R_OK)) {
+		if (env.btf)
+			snprintf(why, len, "cannot read BTF file %s: %s", path,
+				 strerror(errno));
+		else
+			snprintf(why, len, "this kernel exposes no BTF (%s: %s); satfeed needs CONFIG_DEBUG_INFO_BTF=y, or --btf FILE",
+				 path, strerror(errno));
+		return false;
+	}
+	btf = btf__parse(path, NULL);
+	if (!btf) {
+		snprintf(why, len, "%s is not valid BTF: %s", path,
+			 strerror(errno));
+		return false;
+	}
+	btf__free(btf);
+	return true;
+}
+
+/* The root's parent must be a bpffs; mount the standard one if missing. */
+static int ensure_bpffs(char *why, size_t len)
+{
+	char parent[PATH_MAX], *slash;
+	int fs;
+
+	snprintf(parent, sizeof(parent), "%s", env.root);
+	slash = strrchr(parent, '/');
+	if (!slash || slash == parent) {
+		snprintf(why, len, "%s: the pin root must be a directory inside a bpffs",
+			 env.root);
+		return -EINVAL;
+	}
+	*slash = '\0';
+	fs = sf_is_bpffs(parent);
+	if (fs == 1)
+		return 0;
+	if (!strcmp(parent, "/sys/fs/bpf")) {
+		if (!mount("bpf", parent, "bpf", 0, "mode=0700"))
+			return 0;
+		snprintf(why, len, "cannot mount bpffs at %s: %s", parent,
+			 strerror(errno));
+		return -errno;
+	}
+	if (fs < 0)
+		snprintf(why, len, "%s: %s", parent, strerror(-fs));
+	else
+		snprintf(why, len, "%s is not a bpffs (mount -t bpf bpf %s)",
+			 parent, parent);
+	return fs < 0 ? fs : -ENOTDIR;
+}
+
+static int cmd_load(void)
+{
+	static const __u32 order[] = { SATFEED_ATTACH_FENTRY,
+				       SATFEED_ATTACH_TP_BTF };
+	struct satfeed_bpf *skel = NULL;
+	char path[PATH_MAX], why[512] = "", first[512] = "";
+	bool existing;
+	__u32 mode = 0;
+	int err = -ENOENT;
+
+	if (!have_btf(why, sizeof(why))) {
+		die_msg("%s", why);
+		return SF_EXIT_ERROR;
+	}
+	if (ensure_bpffs(why, sizeof(why))) {
+		die_msg("%s", why);
+		return SF_EXIT_ERROR;
+	}
+	pin_path(path, sizeof(path), NULL, SATFEED_PIN_INFO);
+	existing = !access(path, F_OK) || !access(env.root, F_OK);
+	if (existing && !env.replace) {
+		die_msg("satfeed is already loaded at %s (use --replace, or 'unload' first)",
+			env.root);
+		return SF_EXIT_EXISTS;
+	}
+
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		if (env.attach && env.attach != order[i])
+			continue;
+		err = engine_start(order[i], &skel, why, sizeof(why));
+		if (!err) {
+			mode = order[i];
+			break;
+		}
+		if (!first[0])
+			snprintf(first, sizeof(first), "%s", why);
+	}
+	if (err) {
+		die_msg("%s", env.attach ? why : first);
+		if (!env.attach && strcmp(first, why))
+			die_msg("%s", why);
+		return err == -EPERM || err == -EACCES ? SF_EXIT_PERM :
+							 SF_EXIT_ERROR;
+	}
+	err = write_info(skel, mode);
+	if (err) {
+		die_msg("cannot write %s: %s", SATFEED_PIN_INFO,
+			strerror(-err));
+		goto destroy;
+	}
+	/* the new engine runs; only now take the old one down */
+	if (existing)
+		unpin_all();
+	err = pin_everything(skel);
+	if (err) {
+		die_msg("cannot pin under %s: %s", env.root, strerror(-err));
+		unpin_all();
+		goto destroy;
+	}
+	printf("satfeed loaded: attach %s, window %u samples, pinned at %s\n",
+	       sf_attach_name(mode), 1U << env.window_shift, env.root);
+destroy:
+	satfeed_bpf__destroy(skel);
+	return err ? SF_EXIT_ERROR : SF_EXIT_OK;
+}
+
+static int cmd_unload(void)
+{
+	int n;
+
+	if (sf_is_bpffs(env.root) != 1 && access(env.root, F_OK)) {
+		die_msg("satfeed is not loaded (no %s)", env.root);
+		return SF_EXIT_NOT_LOADED;
+	}
+	if (access(env.root, W_OK)) {
+		die_msg("cannot unload %s: %s", env.root, strerror(errno));
+		return errno == EACCES ? SF_EXIT_PERM : SF_EXIT_ERROR;
+	}
+	n = unpin_all();
+	if (!access(env.root, F_OK))
+		return SF_EXIT_ERROR;
+	printf("satfeed unloaded: removed %d pins from %s\n", n, env.root);
+	return SF_EXIT_OK;
+}
+
+static int cmd_check(void)
+{
+	static const __u32 order[] = { SATFEED_ATTACH_FENTRY,
+				       SATFEED_ATTACH_TP_BTF };
+	char why[512];
+	struct utsname u;
+	__u32 chosen = 0;
+	int fs;
+
+	uname(&u);
+	printf("kernel:        %s %s\n", u.release, u.machine);
+	printf("btf:           %s\n",
+	       have_btf(why, sizeof(why)) ? "yes" : why);
+	fs = sf_is_bpffs("/sys/fs/bpf");
+	printf("bpffs:         %s\n", fs == 1 ? "mounted at /sys/fs/bpf" :
+			       "not mounted (load mounts it)");
+	printf("pinned at %s: %s\n", env.root,
+	       access(env.root, F_OK) ? "no" : "yes");
+	if (geteuid()) {
+		printf("attach modes:  unknown (probing needs root)\n");
+		return SF_EXIT_PERM;
+	}
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		struct satfeed_bpf *skel = NULL;
+		int err;
+
+		err = engine_start(order[i], &skel, why, sizeof(why));
+		printf("%-14s %s\n", sf_attach_name(order[i]),
+		       err ? why : "available");
+		if (!err) {
+			satfeed_bpf__destroy(skel);
+			if (!chosen && (!env.attach || env.attach == order[i]))
+				chosen = order[i];
+		}
+	}
+	printf("load would use: %s\n",
+	       chosen ? sf_attach_name(chosen) : "nothing (no mode works)");
+	return chosen ? SF_EXIT_OK : SF_EXIT_ERROR;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = {
+		.options = opts,
+		.parser = parse_arg,
+		.args_doc = "COMMAND",
+		.doc = doc,
+	};
+	int err;
+
+	argp_err_exit_status = SF_EXIT_USAGE;
+	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	if (err)
+		return SF_EXIT_USAGE;
+	libbpf_set_print(libbpf_print_fn);
+
+	if (strcmp(env.command, "check") && geteuid() != 0) {
+		die_msg("%s needs root (CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN)",
+			env.command);
+		return SF_EXIT_PERM;
+	}
+	if (!strcmp(env.command, "load"))
+		return cmd_load();
+	if (!strcmp(env.command, "unload"))
+		return cmd_unload();
+	return cmd_check();
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * sf_common.h - user-space helpers shared by satfeed-loader, satfeedctl and
+ * the tests: the syscall table, opening the pinned maps, exit codes.
+ */
+#ifndef __SF_COMMON_H
+#define __SF_COMMON_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "satfeed.h"
+
+/* Exit codes of satfeed-loader and satfeedctl (documented in --help). */
+enum sf_exit {
+	SF_EXIT_OK = 0,
+	SF_EXIT_ERROR = 1,	/* runtime failure */
+	SF_EXIT_USAGE = 2,	/* bad argument */
+	SF_EXIT_NOT_LOADED = 3,	/* no satfeed pins under the bpffs root */
+	SF_EXIT_PERM = 4,	/* permission denied */
+	SF_EXIT_ABI = 5,	/* pinned engine speaks another ABI version */
+	SF_EXIT_TARGET = 6,	/* unknown or vanished target */
+	SF_EXIT_FULL = 7,	/* no free target slot */
+	SF_EXIT_EXISTS = 8,	/* already loaded / already watched */
+};
+
+struct sf_syscall_desc {
+	const char *name;
+	int family;		/* enum satfeed_stream_id */
+	long nr;		/* this architecture's number, -1 if none */
+};
+
+extern const struct sf_syscall_desc sf_syscalls[SATFEED_NR_SYSCALLS];
+extern const char *const sf_stream_names[SATFEED_NR_STREAMS];
+
+const char *sf_attach_name(__u32 mode);
+int sf_attach_parse(const char *s, __u32 *mode);
+
+/*
+ * Parse "a,b,c" into syscall bits of one family (or of any family when
+ * family < 0).  "send"/"recv" are accepted as sendto/recvfrom.  On error
+ * prints a one-line reason and returns -1.
+ */
+int sf_parse_syscalls(const char *prog, const char *list, int family,
+		      __u32 *mask);
+void sf_format_syscalls(__u32 mask, char *buf, size_t len);
+
+/* The pinned maps, opened by path only: no skeleton, no program loading. */
+struct sf_pins {
+	char root[256];
+	int info_fd;
+	int config_fd;
+	int targets_fd;
+	int streams_fd;
+	int pid_index_fd;
+	int cgrp_index_fd;
+	struct satfeed_info info;
+};
+
+/*
+ * Open every pinned map under root and check the ABI version.  Returns an
+ * enum sf_exit code; on failure *why holds a one-line reason.
+ */
+int sf_pins_open(struct sf_pins *p, const char *root, char *why, size_t len);
+void sf_pins_close(struct sf_pins *p);
+
+/* Is path on a bpf filesystem?  1 yes, 0 no, -errno on error. */
+int sf_is_bpffs(const char *path);
+
+__u64 sf_now_mono_ns(void);
+
+#endif /* __SF_COMMON_H */
