@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: GPL-2.0
+# tests/vm/lib.sh - helpers shared by the guest-pipeline scripts.  Sourced,
+# not run.  Sets ROOT (repository root) and VM_DIR (cache and outputs,
+# default build/vm; override with the VM_DIR environment variable).
+
+ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+VM_DIR=${VM_DIR:-$ROOT/build/vm}
+export DEBIAN_FRONTEND=noninteractive
+
+vm_log() { printf 'vm: %s\n' "$*" >&2; }
+vm_die() { printf 'vm: error: %s\n' "$*" >&2; exit 1; }
+
+vm_need_root() {
+	[ "$(id -u)" = 0 ] || vm_die "must run as root (apt-get, qemu image build)"
+}
+
+# Make sure bookworm-backports is an apt source (the deb822 form that
+# ENVIRONMENT.md checked).  Returns 0 if it was already there.
+vm_ensure_backports() {
+	if grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+		return 0
+	fi
+	local uri
+	uri=$(awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' \
+		/etc/apt/sources.list.d/debian.sources 2>/dev/null)
+	[ -n "$uri" ] || uri=$(awk '/^deb / && $3 !~ /security/ { print $2; exit }' \
+		/etc/apt/sources.list 2>/dev/null)
+	[ -n "$uri" ] || vm_die "cannot find the Debian mirror URI to add bookworm-backports"
+	vm_log "adding bookworm-backports ($uri)"
+	cat > /etc/apt/sources.list.d/bookworm-backports.sources <<EOT
+Types: deb
+URIs: $uri
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOT
+	return 1
+}
+
+# apt-get update at most once per hour unless the backports lists are missing.
+vm_apt_update() {
+	local stamp=$VM_DIR/.apt-updated force=${1:-}
+	mkdir -p "$VM_DIR"
+	if [ -z "$force" ] && [ -f "$stamp" ] &&
+	   [ -n "$(find "$stamp" -mmin -60 2>/dev/null)" ] &&
+	   ls /var/lib/apt/lists/*bookworm-backports*Packages >/dev/null 2>&1; then
+		return 0
+	fi
+	vm_log "apt-get update"
+	apt-get update -qq >/dev/null || vm_die "apt-get update failed"
+	touch "$stamp"
+}
+
+vm_pkg_installed() {
+	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+# vm_install [-t SUITE] PACKAGE... : install the packages not installed yet.
+vm_install() {
+	local suite=() want=() p
+	if [ "$1" = -t ]; then
+		suite=(-t "$2")
+		shift 2
+	fi
+	for p in "$@"; do
+		vm_pkg_installed "$p" || want+=("$p")
+	done
+	[ ${#want[@]} -eq 0 ] && return 0
+	vm_apt_update
+	vm_log "apt-get install ${suite[*]} ${want[*]}"
+	apt-get install -y -qq --no-install-recommends "${suite[@]}" "${want[@]}" \
+		>"$VM_DIR/apt-install.log" 2>&1 ||
+		vm_die "apt-get install ${want[*]} failed (see $VM_DIR/apt-install.log)"
+}
