@@ -82,7 +82,7 @@ $(OUTPUT)/satfeed-loader: $(OUTPUT)/satfeed-loader.o $(OUTPUT)/sf_common.o
 
 $(OUTPUT)/satfeedctl: $(OUTPUT)/satfeedctl.o $(OUTPUT)/sf_common.o
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -lbpf -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lm -o $@
 
 $(OUTPUT)/sfserver: $(OUTPUT)/sfserver.o
 	$(call msg,LINK,$@)

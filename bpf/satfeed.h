@@ -149,6 +149,8 @@ struct satfeed_target {
 	__u32 sc_mask;		/* bits of enum satfeed_syscall that count */
 	__u64 added_ns;		/* when it was added */
 	__u64 gone_ns;		/* when the process exited, 0 while alive */
+	__u32 level;		/* cgroup: depth below the cgroup2 root */
+	__u32 reserved;
 	char comm[16];		/* process name at add time ("" for cgroups) */
 	char path[96];		/* cgroup path relative to the cgroup2 mount */
 };
