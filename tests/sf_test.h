@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * sf_test.h - ASSERT_* checks in the spirit of the BPF selftests: each check
+ * says what differed, counts, and the run ends with "N passed, M failed".
+ */
+#ifndef __SF_TEST_H
+#define __SF_TEST_H
+
+#include <stdio.h>
+
+static int sf_pass, sf_fail;
+
+#define ASSERT_TRUE(cond, fmt, ...)					\
+	({								\
+		int __ok = !!(cond);					\
+		if (__ok)						\
+			sf_pass++;					\
+		else {							\
+			sf_fail++;					\
+			fprintf(stderr, "FAIL %s:%d: " fmt "\n",	\
+				__func__, __LINE__, ##__VA_ARGS__);	\
+		}							\
+		__ok;							\
+	})
+
+#define ASSERT_EQ(got, want, what)					\
+	({								\
+		unsigned long long __g = (got), __w = (want);		\
+		ASSERT_TRUE(__g == __w, "%s: got %llu, want %llu",	\
+			    what, __g, __w);				\
+	})
+
+#define ASSERT_OK(err, what)						\
+	ASSERT_TRUE(!(err), "%s: error %d", what, (int)(err))
+
+static inline int sf_test_summary(const char *name)
+{
+	printf("%s: %d passed, %d failed\n", name, sf_pass, sf_fail);
+	return sf_fail ? 1 : 0;
+}
+
+#endif /* __SF_TEST_H */
