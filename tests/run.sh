@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# run.sh - every satfeed test, in dependency order; `make test` runs this.
+# Each suite is a program or script that prints "N passed, M failed" and
+# exits non-zero on failure.  Privileged suites need root: under CI=true a
+# suite that cannot run is a failure, never a skip.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+B=${OUTPUT:-build}
+suites=(
+	"$B/test_window_math"
+	"$B/test_kernel"
+	"bash tests/test_tools.sh"
+	"bash tests/test_cli.sh"
+	"bash tests/test_e2e.sh"
+	"bash tests/bench.sh --quick"
+	"bash tests/validate.sh --quick"
+	"bash tests/vm/vm-test.sh"
+)
+# SATFEED_TESTS="test_kernel test_cli" runs only suites whose text matches.
+only=${SATFEED_TESTS:-}
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "tests/run.sh: the kernel suites need root" >&2
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+
+passed=0 failed=0
+failed_names=()
+for s in "${suites[@]}"; do
+	if [ -n "$only" ] && ! grep -qE "$(echo "$only" | tr ' ' '|')" <<<"$s"; then
+		continue
+	fi
+	file=${s#bash }
+	file=${file%% *}
+	if [ ! -e "$file" ]; then
+		echo "=== $s: MISSING"
+		failed=$((failed + 1))
+		failed_names+=("$s (missing)")
+		continue
+	fi
+	echo "=== $s"
+	start=$(date +%s)
+	if $s; then
+		passed=$((passed + 1))
+		echo "=== $s: ok ($(( $(date +%s) - start )) s)"
+	else
+		failed=$((failed + 1))
+		failed_names+=("$s")
+		echo "=== $s: FAILED ($(( $(date +%s) - start )) s)"
+	fi
+done
+for n in "${failed_names[@]}"; do
+	echo "failed suite: $n"
+done
+if [ -d /sys/fs/bpf/satfeed ]; then
+	echo "tests left /sys/fs/bpf/satfeed behind"
+	failed=$((failed + 1))
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
