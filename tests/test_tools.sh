@@ -122,7 +122,11 @@ if not eval(sys.argv[2], {}, {"r": r}):
 EOF
 }
 
-WITHIN2='abs(r["achieved_rps"] - r["offered_rps"]) <= 0.02 * r["offered_rps"] and r["errors"] == 0 and r["timeouts"] == 0 and r["replies"] == r["requests"] and 0 < r["p50_us"] <= r["p99_us"] <= r["max_us"]'
+# The report is exact and sane: achieved within 2% of offered, nothing lost.
+WITHIN2='abs(r["achieved_rps"] - r["offered_rps"]) <= 0.02 * r["offered_rps"]'
+WITHIN2+=' and r["errors"] == 0 and r["timeouts"] == 0'
+WITHIN2+=' and r["replies"] == r["requests"]'
+WITHIN2+=' and 0 < r["p50_us"] <= r["p99_us"] <= r["max_us"]'
 
 # ---- build ----
 if ! $CC $CFLAGS "$ROOT/tools/sfserver.c" -o "$TMP/sfserver" \
@@ -288,7 +292,8 @@ start_server sf2 --threads 2 --io rw --work-us 5
 if "$TMP/sfload" --rate 4000 --duration 2 --connections 4 --poisson --json \
 	"127.0.0.1:$PORT" >"$TMP/mt.json" 2>"$TMP/mt.err" &&
    check_json "$TMP/mt.json" \
-	'abs(r["achieved_rps"] - r["scheduled_rps"]) <= 0.02 * r["scheduled_rps"] and r["errors"] == 0 and r["timeouts"] == 0 and r["connections"] == 4' \
+	'(abs(r["achieved_rps"] / r["scheduled_rps"] - 1) <= 0.02 and
+	  r["errors"] == 0 and r["timeouts"] == 0 and r["connections"] == 4)' \
 	>>"$TMP/mt.err" 2>&1; then
 	ok "2 server threads, --io rw, 4 connections, poisson"
 else
@@ -318,6 +323,27 @@ else
 		"$TMP/int.err"
 fi
 stop_server "$SERVER_PID" || true
+
+# The server dies mid-run: exit 1, and the report still comes out.
+start_server sf5
+"$TMP/sfload" --rate 1000 --duration 3 --json "127.0.0.1:$PORT" \
+	>"$TMP/dead.json" 2>"$TMP/dead.err" &
+LOAD_PID=$!
+PIDS+=("$LOAD_PID")
+sleep 1
+kill -KILL "$SERVER_PID"
+wait "$SERVER_PID" 2>/dev/null || true
+RC=0
+wait "$LOAD_PID" || RC=$?
+if [ "$RC" -eq 1 ] && grep -q 'closed by the server\|send failed' \
+	"$TMP/dead.err" &&
+   check_json "$TMP/dead.json" 'r["errors"] + r["timeouts"] > 1000' \
+	>>"$TMP/dead.err" 2>&1; then
+	ok "server killed mid-run: exit 1 with a report"
+else
+	echo "exit $RC" >>"$TMP/dead.err"
+	not_ok "server killed mid-run: exit 1 with a report" "$TMP/dead.err"
+fi
 
 # sfserver --duration ends by itself.
 start_server sf4 --duration 0.5

@@ -148,6 +148,7 @@ struct run {
 	uint64_t stopped_at;	/* first request not attempted */
 	uint64_t sender_end;
 	bool aborted;
+	bool send_failed;
 	atomic_uint_least64_t nsent;
 	atomic_bool sender_done;
 	atomic_int stop;	/* 1: stop sending, 2: stop everything */
@@ -156,6 +157,7 @@ struct run {
 	uint64_t bad_replies;
 	uint64_t misses;
 	unsigned int open_conns;
+	bool lost_conn;
 	bool interrupted;
 };
 
@@ -265,7 +267,9 @@ static void usage(FILE *f)
 "\n"
 "Exit status:\n"
 "  0    the run completed and the report was printed (even with timeouts)\n"
-"  1    runtime error: target unreachable within 2 s, preload failed, ...\n"
+"  1    runtime error: target unreachable within 2 s, memcached preload\n"
+"       failed, or a connection lost during the run (the report is still\n"
+"       printed then)\n"
 "  2    bad command line, or a target that is not allowed\n"
 "  130  interrupted by SIGINT/SIGTERM (a report of the part run is printed)\n"
 "\n"
@@ -914,13 +918,15 @@ static void *sender_run(void *arg)
 		len = build_request(buf, i, t, &rng, value);
 		run.sent[i] = t;
 		if (send_all(c->fd, buf, len)) {
-			if (!atomic_load(&run.stop))
+			if (!atomic_load(&run.stop)) {
+				run.send_failed = true;
 				fprintf(stderr,
 					"sfload: connection %u: send failed: %s\n",
 					c->index + 1,
 					errno == EAGAIN ?
 					"server stopped reading" :
 					strerror(errno));
+			}
 			run.sent[i] = 0;
 			c->send_dead = true;
 			continue;
@@ -958,6 +964,8 @@ static void conn_lost(int epfd, struct conn *c, const char *why)
 			why);
 	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	c->closed = true;
+	if (!atomic_load(&run.stop))
+		run.lost_conn = true;
 	run.open_conns--;
 }
 
@@ -969,6 +977,11 @@ static void conn_readable(int epfd, struct conn *c)
 	ssize_t n;
 	int r;
 
+	if (c->len == c->size) {
+		run.bad_replies++;
+		conn_lost(epfd, c, "reply too long");
+		return;
+	}
 	n = recv(c->fd, c->buf + c->len, c->size - c->len, MSG_DONTWAIT);
 	if (n < 0) {
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
@@ -1342,7 +1355,7 @@ int main(int argc, char **argv)
 
 	if (run.aborted)
 		fprintf(stderr,
-			"sfload: sender fell more than %.1f s behind schedule and stopped; the server is not keeping up\n",
+			"sfload: sending fell more than %.1f s behind the schedule and stopped: the rate is above what the server (or sfload itself, on this machine) can sustain\n",
 			cfg.drain);
 	analyse(res);
 	if (cfg.json)
@@ -1350,7 +1363,10 @@ int main(int argc, char **argv)
 	else
 		report_text(res);
 	fflush(stdout);
-	ret = run.interrupted ? EXIT_INTERRUPTED : 0;
+	if (run.interrupted)
+		ret = EXIT_INTERRUPTED;
+	else
+		ret = run.lost_conn || run.send_failed ? EXIT_RUNTIME : 0;
 	goto out_free;
 
 out_syserr:

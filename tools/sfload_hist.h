@@ -28,7 +28,8 @@
 #define HIST_SUB		(1u << HIST_SUB_BITS)
 #define HIST_MAX_SHIFT		32
 #define HIST_BUCKETS		((HIST_MAX_SHIFT + 2) * HIST_SUB)
-#define HIST_MAX_VALUE		((1ull << (HIST_MAX_SHIFT + HIST_SUB_BITS + 1)) - 1)
+#define HIST_MAX_VALUE \
+	((1ull << (HIST_MAX_SHIFT + HIST_SUB_BITS + 1)) - 1)
 #define HIST_REL_ERROR		(1.0 / HIST_SUB)
 
 struct hist {
