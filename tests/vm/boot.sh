@@ -9,6 +9,12 @@
 # console (the dumped dmesg included) looks like a kernel WARN, BUG, oops,
 # panic or "Call Trace".  QEMU is killed after the timeout.
 #
+# TCG runs single-threaded by default (VM_TCG_THREAD=single): with QEMU 7.2's
+# multi-threaded TCG, live kernel text patching (fentry attach/detach, static
+# keys flipped by tracepoint enable) intermittently left a stale int3 that a
+# second vCPU executed ("Oops: int3" at __x64_sys_sendto+0x5), a guest crash
+# the same kernel never shows on hardware.  VM_TCG_THREAD=multi to try it.
+#
 # Usage: tests/vm/boot.sh [-k VMLINUZ] [-i INITRD] [-T SECONDS] [-m MiB]
 #                         [-a 'KEY=val ...'] [-l LOG]
 #   defaults: kernel from $VM_DIR/kernel.env, $VM_DIR/initrd.gz, 240 s
@@ -50,7 +56,7 @@ mkdir -p "$(dirname "$LOG")"
 vm_log "booting $(basename "$VMLINUZ") (timeout ${TIMEOUT}s): $APPEND"
 start=$(date +%s)
 set +e
-timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -m "$MEM" -smp 2 \
+timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel "tcg,thread=${VM_TCG_THREAD:-single}" -cpu max -m "$MEM" -smp 2 \
 	-kernel "$VMLINUZ" -initrd "$INITRD" -append "$APPEND" \
 	-nographic -no-reboot < /dev/null 2>&1 |
 	tr -d '\r' | if [ "${VM_QUIET:-0}" = 1 ]; then cat > "$LOG"; else tee "$LOG"; fi

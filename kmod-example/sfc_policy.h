@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * sfc_policy.h - the governor-style policy of the satfeed consumer: turns a
+ * target's signals into a performance-demand level 0..100.
+ *
+ * Plain C with no kernel dependency, so the module and the host unit test
+ * (test_policy.c) compile the same sfc_policy.c.
+ *
+ * demand = busy + burst, clamped to 0..100, where
+ *   busy  = 100 - idle%, idle% = 100 * (sum of poll waits) / (span of the
+ *           poll window): the share of wall time the server spent waiting
+ *           for work (its slack), as in the paper's "mean epoll duration
+ *           falls as load rises";
+ *   burst = up to SFC_BURST_MAX when the recv gaps are more bursty than a
+ *           Poisson arrival stream (squared coefficient of variation
+ *           var / mean^2 above 1): variance rises past saturation.
+ * A target without events for stale_ns has demand 0; one without any
+ * closed window yet gives no demand (the level stays).
+ *
+ * The level follows the demand with hysteresis (moves only when the demand
+ * is at least `hysteresis` away), a rate limit (at most one move per
+ * min_interval_ns) and a step limit (at most max_step per move), so jitter
+ * in the windows does not flap it.
+ */
+#ifndef __SFC_POLICY_H
+#define __SFC_POLICY_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+#include <stdint.h>
+typedef uint32_t u32;
+typedef uint64_t u64;
+#endif
+
+#define SFC_LEVEL_MAX		100
+#define SFC_BURST_MAX		30
+
+struct sfc_policy_params {
+	u32 hysteresis;		/* minimal |demand - level| to move, 0..50 */
+	u32 max_step;		/* largest move, 1..100 */
+	u64 min_interval_ns;	/* least time between two moves */
+	u64 stale_ns;		/* no event for this long: demand 0 */
+};
+
+/* What the policy looks at; all from satfeed's windows. */
+struct sfc_signals {
+	u64 now_ns;		/* CLOCK_MONOTONIC now */
+	u64 last_event_ns;	/* newest event of any stream, 0: none */
+	u64 recv_seq;		/* recv windows closed, 0: none yet */
+	u64 recv_mean_ns;
+	u64 recv_var_ns2;
+	u64 poll_seq;		/* poll windows closed, 0: none yet */
+	u64 poll_sum_ns;	/* sum of the newest poll window's waits */
+	u64 poll_span_ns;	/* end_ns - start_ns of that window */
+};
+
+struct sfc_policy_state {
+	u32 level;		/* current level, 0..100 */
+	u32 demand;		/* last demand computed, 0..100 */
+	u64 last_change_ns;	/* when the level last moved, 0: never */
+	u64 changes;		/* how many times it moved */
+};
+
+/* Demand 0..100 for the signals, or -1 when they carry no information. */
+int sfc_policy_demand(const struct sfc_policy_params *p,
+		      const struct sfc_signals *s);
+
+/* Feed one observation; returns 1 if state->level moved, else 0. */
+int sfc_policy_step(const struct sfc_policy_params *p,
+		    struct sfc_policy_state *st, const struct sfc_signals *s);
+
+#endif /* __SFC_POLICY_H */

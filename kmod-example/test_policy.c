@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * test_policy.c - host unit test of the consumer's governor policy
+ * (sfc_policy.c, the very file the module compiles).
+ *
+ * Prints one "ok N - ..." / "not ok N - ..." line per check and closes with
+ * "test_policy: P passed, F failed"; exits non-zero on any failure.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sfc_policy.h"
+
+static int n_pass, n_fail, n_check;
+
+#define CHECK(cond, ...)						\
+	do {								\
+		n_check++;						\
+		if (cond) {						\
+			n_pass++;					\
+			printf("ok %d - ", n_check);			\
+		} else {						\
+			n_fail++;					\
+			printf("not ok %d - ", n_check);		\
+		}							\
+		printf(__VA_ARGS__);					\
+		printf("\n");						\
+	} while (0)
+
+#define MS	1000000ULL
+#define SEC	1000000000ULL
+
+static const struct sfc_policy_params P = {
+	.hysteresis = 5,
+	.max_step = 25,
+	.min_interval_ns = 50 * MS,
+	.stale_ns = 1 * SEC,
+};
+
+/* A target whose poll waits fill idle_pct of the wall time. */
+static struct sfc_signals sig(u64 now, u32 idle_pct)
+{
+	struct sfc_signals s = {
+		.now_ns = now,
+		.last_event_ns = now,
+		.poll_seq = 5,
+		.poll_span_ns = 100 * MS,
+		.poll_sum_ns = idle_pct * MS,
+		.recv_seq = 5,
+		.recv_mean_ns = 10000,
+		.recv_var_ns2 = 10000ULL * 10000,	/* cv^2 = 1: no burst */
+	};
+	return s;
+}
+
+static void test_demand(void)
+{
+	struct sfc_signals s;
+	int prev = 101, d, idle;
+	bool mono = true;
+
+	s = sig(10 * SEC, 50);
+	s.poll_seq = s.recv_seq = 0;
+	CHECK(sfc_policy_demand(&P, &s) == -1, "no window yet: no information");
+
+	s = sig(10 * SEC, 50);
+	s.last_event_ns = 10 * SEC - 2 * SEC;
+	CHECK(sfc_policy_demand(&P, &s) == 0, "quiet for 2 s (> stale): demand 0");
+
+	s = sig(10 * SEC, 50);
+	s.last_event_ns = 0;
+	CHECK(sfc_policy_demand(&P, &s) == 0, "no event ever: demand 0");
+
+	s = sig(10 * SEC, 95);
+	CHECK(sfc_policy_demand(&P, &s) == 5, "95%% idle: demand 5 (got %d)",
+	      sfc_policy_demand(&P, &s));
+	s = sig(10 * SEC, 10);
+	CHECK(sfc_policy_demand(&P, &s) == 90, "10%% idle: demand 90 (got %d)",
+	      sfc_policy_demand(&P, &s));
+
+	prev = -1;
+	for (idle = 100; idle >= 0; idle--) {
+		s = sig(10 * SEC, idle);
+		d = sfc_policy_demand(&P, &s);
+		if (d < prev)
+			mono = false;
+		prev = d;
+	}
+	CHECK(mono, "demand never falls as slack falls");
+
+	s = sig(10 * SEC, 50);
+	d = sfc_policy_demand(&P, &s);
+	s.recv_var_ns2 = 4ULL * 10000 * 10000;	/* cv^2 = 4 */
+	CHECK(sfc_policy_demand(&P, &s) > d,
+	      "bursty recv gaps (cv^2 = 4) raise demand (%d -> %d)", d,
+	      sfc_policy_demand(&P, &s));
+	s.recv_var_ns2 = ~0ULL;
+	CHECK(sfc_policy_demand(&P, &s) == 50 + SFC_BURST_MAX,
+	      "burst is capped at %d", SFC_BURST_MAX);
+
+	s = sig(10 * SEC, 0);
+	s.recv_var_ns2 = ~0ULL;
+	CHECK(sfc_policy_demand(&P, &s) == 100, "demand is capped at 100");
+
+	/* hostile inputs: no overflow, no division by zero, stays in range */
+	s = sig(10 * SEC, 50);
+	s.poll_sum_ns = ~0ULL;
+	s.poll_span_ns = ~0ULL - 1;
+	d = sfc_policy_demand(&P, &s);
+	CHECK(d >= 0 && d <= 100, "sum > span near 2^64: demand %d in range", d);
+	s.poll_sum_ns = ~0ULL / 3;
+	s.poll_span_ns = ~0ULL;
+	d = sfc_policy_demand(&P, &s);
+	CHECK(d >= 66 && d <= 67, "a third idle near 2^64: demand %d", d);
+	s.poll_span_ns = 0;
+	s.recv_mean_ns = 0;
+	d = sfc_policy_demand(&P, &s);
+	CHECK(d >= 0 && d <= 100, "zero span and zero mean: demand %d", d);
+	s = sig(10 * SEC, 50);
+	s.recv_mean_ns = ~0ULL;
+	s.recv_var_ns2 = ~0ULL;
+	d = sfc_policy_demand(&P, &s);
+	CHECK(d >= 50 && d <= 100, "mean beyond the sample cap: demand %d", d);
+
+	s = sig(10 * SEC, 30);
+	s.poll_seq = 0;
+	d = sfc_policy_demand(&P, &s);
+	CHECK(d == 0, "recv only, Poisson-like: demand %d (no slack signal)", d);
+}
+
+static void test_step(void)
+{
+	struct sfc_policy_state st = { 0 };
+	struct sfc_signals s;
+	u64 t = 10 * SEC;
+	int moved, flaps, i;
+
+	s = sig(t, 20);			/* demand 80 */
+	moved = sfc_policy_step(&P, &st, &s);
+	CHECK(moved && st.level == 25, "first move is limited to max_step (level %u)",
+	      st.level);
+	s.now_ns = t + 10 * MS;
+	moved = sfc_policy_step(&P, &st, &s);
+	CHECK(!moved && st.level == 25, "no second move inside the rate limit");
+	s.now_ns = t + 60 * MS;
+	moved = sfc_policy_step(&P, &st, &s);
+	CHECK(moved && st.level == 50, "moves again after the rate limit (level %u)",
+	      st.level);
+	for (i = 0; i < 10; i++) {
+		s.now_ns += 60 * MS;
+		sfc_policy_step(&P, &st, &s);
+	}
+	CHECK(st.level == 80, "converges to the demand (level %u)", st.level);
+
+	/* jitter of +-4 around 80 does not flap the level */
+	flaps = 0;
+	for (i = 0; i < 100; i++) {
+		s = sig(s.now_ns + 60 * MS, (i & 1) ? 16 : 24);
+		flaps += sfc_policy_step(&P, &st, &s);
+	}
+	CHECK(flaps == 0 && st.level == 80,
+	      "jitter within the hysteresis: %d moves, level %u", flaps,
+	      st.level);
+
+	/* a real drop is followed, down too */
+	for (i = 0; i < 10; i++) {
+		s = sig(s.now_ns + 60 * MS, 90);
+		sfc_policy_step(&P, &st, &s);
+	}
+	CHECK(st.level == 10, "falls with the demand (level %u)", st.level);
+	CHECK(st.changes >= 6, "moves are counted (%llu)",
+	      (unsigned long long)st.changes);
+
+	/* no information keeps the level */
+	s = sig(s.now_ns + 60 * MS, 50);
+	s.poll_seq = s.recv_seq = 0;
+	moved = sfc_policy_step(&P, &st, &s);
+	CHECK(!moved && st.level == 10, "no information: level kept");
+
+	/* a target that went quiet decays to 0 */
+	s = sig(s.now_ns + 5 * SEC, 50);
+	s.last_event_ns = s.now_ns - 5 * SEC;
+	moved = sfc_policy_step(&P, &st, &s);
+	CHECK(moved && st.level == 0, "stale target: level 0");
+
+	/* hysteresis 0 and rate limit 0 follow the demand at once */
+	{
+		struct sfc_policy_params q = P;
+
+		q.hysteresis = 0;
+		q.min_interval_ns = 0;
+		q.max_step = 100;
+		memset(&st, 0, sizeof(st));
+		s = sig(t, 37);
+		sfc_policy_step(&q, &st, &s);
+		CHECK(st.level == 63, "no hysteresis, no limit: level = demand (%u)",
+		      st.level);
+	}
+}
+
+int main(void)
+{
+	test_demand();
+	test_step();
+	printf("test_policy: %d passed, %d failed\n", n_pass, n_fail);
+	return n_fail ? 1 : 0;
+}
