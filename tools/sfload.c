@@ -226,8 +226,8 @@ static void usage(FILE *f)
 "                        request, sent in each request (default 0: the\n"
 "                        server's --work-us)\n"
 "  -k, --keys K          memcached: size of the fixed key set\n"
-"                        sfload:0 .. sfload:K-1, all set before the run\n"
-"                        (default 100)\n"
+"                        sfload:0 .. sfload:K-1, all set before the run and\n"
+"                        then chosen uniformly at random (default 100)\n"
 "  -s, --set-ratio F     memcached: fraction of requests that are sets,\n"
 "                        0..1 (default 0.1)\n"
 "  -V, --value-size N    memcached: bytes per value (default 32, at most\n"
@@ -236,9 +236,10 @@ static void usage(FILE *f)
 "                        instead of a fixed interval\n"
 "  -S, --seed N          seed for key choice and --poisson (default 1)\n"
 "  -b, --spin-us N       sleep until N microseconds before each send time,\n"
-"                        then busy-wait to it: sharper send times for a\n"
-"                        busier sender CPU (default 0: sleep only; a VM's\n"
-"                        timer wake-ups are often 50-200 us late)\n"
+"                        then busy-wait to it: sharper send times at the\n"
+"                        cost of a busier sender CPU (default 0: sleep\n"
+"                        only; timer wake-ups in a VM are often 50-200 us\n"
+"                        late, which shows as latency from scheduled send)\n"
 "  -j, --json            print the report as one JSON object on stdout\n"
 "  -g, --progress        print a progress line on stderr every second (on by\n"
 "                        default when stderr is a terminal and S >= 5)\n"
@@ -760,7 +761,10 @@ static size_t build_request(unsigned char *buf, uint64_t i, uint64_t t,
 	return sprintf((char *)buf, "get sfload:%u\r\n", key);
 }
 
-/* Blocking send of all len bytes; gives up past the hard deadline. */
+/*
+ * Blocking send of all len bytes.  Fails with errno EAGAIN when blocked past
+ * the hard deadline or asked to stop, or with the error of send(2).
+ */
 static int send_all(int fd, const unsigned char *p, size_t len)
 {
 	ssize_t n;
@@ -772,8 +776,10 @@ static int send_all(int fd, const unsigned char *p, size_t len)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
 				if (atomic_load(&run.stop) ||
-				    now_ns() > run.hard_deadline)
+				    now_ns() > run.hard_deadline) {
+					errno = EAGAIN;
 					return -1;
+				}
 				continue;
 			}
 			return -1;
@@ -918,16 +924,17 @@ static void *sender_run(void *arg)
 		len = build_request(buf, i, t, &rng, value);
 		run.sent[i] = t;
 		if (send_all(c->fd, buf, len)) {
-			if (!atomic_load(&run.stop)) {
-				run.send_failed = true;
-				fprintf(stderr,
-					"sfload: connection %u: send failed: %s\n",
-					c->index + 1,
-					errno == EAGAIN ?
-					"server stopped reading" :
-					strerror(errno));
-			}
 			run.sent[i] = 0;
+			if (atomic_load(&run.stop))
+				break;
+			if (errno == EAGAIN) {
+				/* Blocked past the hard deadline. */
+				run.aborted = true;
+				break;
+			}
+			run.send_failed = true;
+			fprintf(stderr, "sfload: connection %u: send failed: %s\n",
+				c->index + 1, strerror(errno));
 			c->send_dead = true;
 			continue;
 		}

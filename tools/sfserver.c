@@ -789,8 +789,9 @@ int main(int argc, char **argv)
 		conns += workers[i].accepted;
 	}
 	if (!ret) {
-		printf("sfserver: served %llu requests on %llu connections in %.3f s\n",
-		       served, conns, (now_ns() - start) / 1e9);
+		printf("sfserver: served %llu requests on %llu connection%s in %.3f s\n",
+		       served, conns, conns == 1 ? "" : "s",
+		       (now_ns() - start) / 1e9);
 		fflush(stdout);
 	}
 
