@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sfvmcheck - guest-side checker for the vm test: compares what the
+ * satfeed_consumer module received (its sysfs tables) with satfeed's pinned
+ * sf_streams map, read under each stream's lock (BPF_F_LOCK).
+ *
+ *   sfvmcheck push SLOT    every stream that closed windows: the module got
+ *                          each window exactly once (pushed == published -
+ *                          first_seq + 1, no gap), its last one is the
+ *                          engine's newest, with equal fields
+ *   sfvmcheck pull SLOT    the last pull equals the pinned map: same
+ *                          published count and the same window for that seq
+ *   sfvmcheck level SLOT   print the target's demand level
+ *   sfvmcheck published SLOT
+ *                          print the engine's windows closed, per stream
+ *
+ * --bpffs DIR as first argument for a non-default satfeed root.
+ * Exit 0 when the check holds, 1 with one line per mismatch otherwise.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/types.h>
+#include <bpf/bpf.h>
+
+#include "satfeed.h"
+
+#define SYSFS "/sys/kernel/satfeed_consumer/"
+
+static const char *const stream_names[SATFEED_NR_STREAMS] = {
+	"send", "recv", "poll"
+};
+static const char *root = SATFEED_DEFAULT_ROOT;
+static int mismatches;
+
+static void bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	mismatches++;
+}
+
+static void read_stream(unsigned int slot, int s, struct satfeed_stream *st)
+{
+	char path[512];
+	__u32 key = slot * SATFEED_NR_STREAMS + s;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", root, SATFEED_PIN_STREAMS);
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
+		fprintf(stderr, "sfvmcheck: %s: %s\n", path, strerror(errno));
+		exit(2);
+	}
+	if (bpf_map_lookup_elem_flags(fd, &key, st, BPF_F_LOCK)) {
+		fprintf(stderr, "sfvmcheck: lookup %u: %s\n", key,
+			strerror(errno));
+		exit(2);
+	}
+	close(fd);
+}
+
+/* Find "slot=N stream=NAME ..." in a sysfs table; copy the line. */
+static bool find_line(const char *file, unsigned int slot, const char *stream,
+		      char *line, size_t len)
+{
+	char want[64], path[256];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), SYSFS "%s", file);
+	f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "sfvmcheck: %s: %s\n", path, strerror(errno));
+		exit(2);
+	}
+	if (stream)
+		snprintf(want, sizeof(want), "slot=%u stream=%s ", slot, stream);
+	else
+		snprintf(want, sizeof(want), "slot=%u ", slot);
+	while (!found && fgets(line, len, f))
+		found = !strncmp(line, want, strlen(want));
+	fclose(f);
+	return found;
+}
+
+static unsigned long long field(const char *line, const char *key)
+{
+	char want[64];
+	const char *p;
+
+	snprintf(want, sizeof(want), " %s=", key);
+	p = strstr(line, want);
+	if (!p) {
+		fprintf(stderr, "sfvmcheck: no %s in: %s", key, line);
+		exit(2);
+	}
+	return strtoull(p + strlen(want), NULL, 10);
+}
+
+static const struct satfeed_window *hist(const struct satfeed_stream *st,
+					 __u64 seq)
+{
+	const struct satfeed_window *w;
+
+	if (!seq || seq > st->published ||
+	    st->published - seq >= SATFEED_HISTORY)
+		return NULL;
+	w = &st->hist[(seq - 1) % SATFEED_HISTORY];
+	return w->seq == seq ? w : NULL;
+}
+
+static void same_window(const char *what, int s, const char *line,
+			const struct satfeed_window *w)
+{
+	static const char *const keys[] = { "mean_ns", "var_ns2", "rate_milli" };
+	__u64 vals[] = { w->mean_ns, w->var_ns2, w->rate_milli };
+
+	for (int i = 0; i < 3; i++)
+		if (field(line, keys[i]) != vals[i])
+			bad("%s %s window %llu: %s %llu, pinned map %llu", what,
+			    stream_names[s], (unsigned long long)w->seq, keys[i],
+			    field(line, keys[i]), (unsigned long long)vals[i]);
+}
+
+static int check_push(unsigned int slot)
+{
+	char line[512];
+
+	for (int s = 0; s < SATFEED_NR_STREAMS; s++) {
+		struct satfeed_stream st;
+		const struct satfeed_window *w;
+		unsigned long long pushed, first, seq;
+
+		read_stream(slot, s, &st);
+		if (!st.published)
+			continue;
+		if (!find_line("last_push", slot, stream_names[s], line,
+			       sizeof(line))) {
+			bad("push %s: engine closed %llu windows, module got none",
+			    stream_names[s], (unsigned long long)st.published);
+			continue;
+		}
+		pushed = field(line, "pushed");
+		first = field(line, "first_seq");
+		seq = field(line, "seq");
+		if (seq != st.published)
+			bad("push %s: last window pushed %llu, engine's newest %llu",
+			    stream_names[s], seq,
+			    (unsigned long long)st.published);
+		if (field(line, "gaps") || pushed != seq - first + 1)
+			bad("push %s: %llu windows pushed for seq %llu..%llu (gaps %llu)",
+			    stream_names[s], pushed, first, seq,
+			    field(line, "gaps"));
+		w = hist(&st, seq);
+		if (w)
+			same_window("push", s, line, w);
+		printf("push %s: %llu windows (seq %llu..%llu), engine published %llu\n",
+		       stream_names[s], pushed, first, seq,
+		       (unsigned long long)st.published);
+	}
+	return mismatches ? 1 : 0;
+}
+
+static int check_pull(unsigned int slot)
+{
+	char line[512];
+
+	for (int s = 0; s < SATFEED_NR_STREAMS; s++) {
+		struct satfeed_stream st;
+		const struct satfeed_window *w;
+		unsigned long long seq;
+
+		read_stream(slot, s, &st);
+		if (!find_line("last_pull", slot, stream_names[s], line,
+			       sizeof(line))) {
+			bad("pull %s: the module has no pull for slot %u",
+			    stream_names[s], slot);
+			continue;
+		}
+		seq = field(line, "seq");
+		if (field(line, "published") != st.published)
+			bad("pull %s: published %llu, pinned map %llu",
+			    stream_names[s], field(line, "published"),
+			    (unsigned long long)st.published);
+		if (field(line, "pending") != st.pending)
+			bad("pull %s: pending %llu, pinned map %llu",
+			    stream_names[s], field(line, "pending"),
+			    (unsigned long long)st.pending);
+		w = hist(&st, seq);
+		if (seq && !w)
+			bad("pull %s: window %llu is not in the map's history",
+			    stream_names[s], seq);
+		if (w) {
+			same_window("pull", s, line, w);
+			if (field(line, "sum_ns") != w->sum_ns)
+				bad("pull %s: sum_ns %llu, pinned map %llu",
+				    stream_names[s], field(line, "sum_ns"),
+				    (unsigned long long)w->sum_ns);
+		}
+		printf("pull %s: seq %llu published %llu equal to the pinned map\n",
+		       stream_names[s], seq, (unsigned long long)st.published);
+	}
+	return mismatches ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int slot;
+	char line[512];
+
+	if (argc > 2 && !strcmp(argv[1], "--bpffs")) {
+		root = argv[2];
+		argc -= 2;
+		argv += 2;
+	}
+	if (argc != 3) {
+		fprintf(stderr, "usage: sfvmcheck [--bpffs DIR] push|pull|level|published SLOT\n");
+		return 2;
+	}
+	slot = strtoul(argv[2], NULL, 10);
+	if (slot >= SATFEED_MAX_TARGETS)
+		return 2;
+	if (!strcmp(argv[1], "push"))
+		return check_push(slot);
+	if (!strcmp(argv[1], "pull"))
+		return check_pull(slot);
+	if (!strcmp(argv[1], "level")) {
+		if (!find_line("levels", slot, NULL, line, sizeof(line)))
+			return 1;
+		printf("%llu\n", field(line, "level"));
+		return 0;
+	}
+	if (!strcmp(argv[1], "published")) {
+		for (int s = 0; s < SATFEED_NR_STREAMS; s++) {
+			struct satfeed_stream st;
+
+			read_stream(slot, s, &st);
+			printf("%s%llu", s ? " " : "",
+			       (unsigned long long)st.published);
+		}
+		putchar('\n');
+		return 0;
+	}
+	return 2;
+}

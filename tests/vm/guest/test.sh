@@ -1,0 +1,269 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The vm test, run as /test.sh by the guest's /init (tests/vm/guest/init).
+#
+# Checks the kernel consumer (kmod-example) against the real engine on the
+# Debian 6.12 guest kernel: bad module parameters; push (windows pushed ==
+# the engine's window sequence, same values) and pull (pulled values == the
+# pinned map) in both engine attach modes and both push mechanisms
+# (fentry and freplace); the demand level is higher at a high request rate
+# than at a low one; every unload order (module while the consumer is
+# attached, engine while the module is loaded, reload in either order);
+# nothing left in bpffs, no BPF program or map left behind.  The host judges
+# the guest dmesg (WARN/BUG/oops/Call Trace) afterwards.
+#
+# One "ok N - ..." or "not ok N - ..." line per check, then
+# "guest: P passed, F failed"; exit status 0 only if nothing failed.
+#
+# Settings (kernel command line words reach here as environment variables):
+#   SF_REQUIRE_ENGINE=1  the engine binaries must be present (default 1;
+#                        0 for module-only development runs)
+#   SF_WINDOW=64         engine window (small, so windows close quickly)
+#   SF_LOW_RATE=100 SF_HIGH_RATE=1000 SF_WORK_US=300  the two load levels
+#   SF_DURATION=2        seconds of measured load per run
+set -u
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+
+KO=/lib/satfeed/satfeed_consumer.ko
+SYS=/sys/kernel/satfeed_consumer
+ROOT=/sys/fs/bpf/satfeed
+PINS=/sys/fs/bpf/satfeed_consumer
+REQUIRE_ENGINE=${SF_REQUIRE_ENGINE:-1}
+WINDOW=${SF_WINDOW:-64}
+LOW_RATE=${SF_LOW_RATE:-100}
+HIGH_RATE=${SF_HIGH_RATE:-1000}
+WORK_US=${SF_WORK_US:-300}
+DURATION=${SF_DURATION:-2}
+
+n=0 n_ok=0 n_fail=0
+ok() { n=$((n + 1)); n_ok=$((n_ok + 1)); echo "ok $n - $*"; }
+fail() { n=$((n + 1)); n_fail=$((n_fail + 1)); echo "not ok $n - $*"; }
+# check DESC CMD...: CMD (run in this shell, so functions may set
+# variables) must succeed; its output is shown when it does not
+check() {
+	local desc=$1
+	shift
+	if "$@" > /tmp/check.out 2>&1; then
+		ok "$desc"
+	else
+		fail "$desc"
+		sed 's/^/#   /' /tmp/check.out | head -20
+	fi
+}
+# refuse DESC CMD...: CMD must fail
+refuse() {
+	local desc=$1
+	shift
+	if "$@" >/dev/null 2>&1; then fail "$desc"; else ok "$desc"; fi
+}
+note() { echo "# $*"; }
+# wait_for SECONDS CMD...: poll CMD every 0.1 s
+wait_for() {
+	local i=0 limit=$(($1 * 10))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -ge $limit ] && return 1
+		sleep 0.1
+	done
+}
+module_loaded() { [ -d $SYS ]; }
+module_gone() { ! [ -d /sys/module/satfeed_consumer ]; }
+# rmmod after a detach: the kernel drops the links' module references from
+# a deferred work, so give it a moment.
+rmmod_settled() { wait_for 5 rmmod satfeed_consumer && module_gone; }
+sfc() { cat $SYS/"$1"; }
+nr_progs() { bpftool prog show 2>/dev/null | grep -c '^[0-9]*:'; }
+nr_maps() { bpftool map show 2>/dev/null | grep -c '^[0-9]*:'; }
+
+finish() {
+	echo "guest: $n_ok passed, $n_fail failed"
+	[ $n_fail -eq 0 ]
+	exit
+}
+
+# ---- what is here ----
+have_engine=1
+for b in satfeed-loader satfeedctl sfserver sfload; do
+	command -v $b >/dev/null || have_engine=0
+done
+for b in sfconsumer sfvmcheck bpftool; do
+	command -v $b >/dev/null || { fail "$b missing from the initramfs"; finish; }
+done
+[ -f $KO ] || { fail "$KO missing from the initramfs"; finish; }
+if [ $have_engine = 0 ]; then
+	if [ "$REQUIRE_ENGINE" = 1 ]; then
+		fail "engine binaries (satfeed-loader satfeedctl sfserver sfload) missing"
+		finish
+	fi
+	note "engine binaries missing: module-only run (SF_REQUIRE_ENGINE=0)"
+fi
+base_progs=$(nr_progs)
+base_maps=$(nr_maps)
+note "baseline: $base_progs BPF programs, $base_maps maps"
+
+# ---- module parameters ----
+refuse "insmod period_ms=0 is refused" insmod $KO period_ms=0
+refuse "insmod period_ms=10001 is refused" insmod $KO period_ms=10001
+refuse "insmod period_ms=abc is refused" insmod $KO period_ms=abc
+refuse "insmod hysteresis=51 is refused" insmod $KO hysteresis=51
+refuse "insmod max_step=0 is refused" insmod $KO max_step=0
+check "refused loads leave no module behind" module_gone
+check "insmod with defaults" insmod $KO
+P=/sys/module/satfeed_consumer/parameters
+check "period_ms defaults to 10" test "$(cat $P/period_ms)" = 10
+refuse "writing period_ms=0 at run time is refused" sh -c "echo 0 > $P/period_ms"
+check "period_ms unchanged after a refused write" test "$(cat $P/period_ms)" = 10
+check "writing period_ms=5 at run time works" sh -c "echo 5 > $P/period_ms && test \$(cat $P/period_ms) = 5"
+echo 10 > $P/period_ms
+check "sysfs directory $SYS is there" test -r $SYS/levels -a -r $SYS/last_push -a -r $SYS/last_pull
+check "nothing attached yet" test "$(sfc attached)" = none
+refuse "sfconsumer attach without the engine fails cleanly" sfconsumer attach
+check "... and leaves no pins" test ! -e $PINS
+check "rmmod with nothing attached" rmmod_settled
+
+if [ $have_engine = 0 ]; then
+	finish
+fi
+
+# ---- the server and its target ----
+PORTFILE=/tmp/sfserver.port
+SP=
+start_server() {
+	rm -f $PORTFILE
+	sfserver -q -p 0 -P $PORTFILE -w "$WORK_US" &
+	SP=$!
+	wait_for 10 test -s $PORTFILE
+	PORT=$(cat $PORTFILE)
+}
+SLOT=
+add_target() {
+	local out
+	out=$(satfeedctl add --pid "$SP" 2>&1) || { echo "$out"; return 1; }
+	SLOT=$(echo "$out" | sed -n 's/.* in slot \([0-9]*\).*/\1/p')
+	[ -n "$SLOT" ]
+}
+# load RATE: drive the server for DURATION seconds at RATE requests/s
+load() {
+	sfload --rate "$1" -d "$DURATION" -W 0.3 -D 1 127.0.0.1:"$PORT" |
+		sed -n 's/^ *offered/#  offered/p'
+}
+# push_flows: some load reaches the module through the push path
+push_flows() {
+	local before
+	before=$(sfc windows_pushed)
+	load "$LOW_RATE" >/dev/null
+	[ "$(sfc windows_pushed)" -gt "$before" ]
+}
+# the pull work has seen the engine's current state (two periods at least)
+pull_settled() { sleep 0.1; sfvmcheck pull "$SLOT"; }
+
+start_server
+check "sfserver listens (port ${PORT:-?})" test -n "${PORT:-}"
+
+# ---- engine in its default attach mode (fentry on this kernel) ----
+check "satfeed-loader load (window $WINDOW)" satfeed-loader --window "$WINDOW" load
+note "$(satfeed-loader check 2>&1 | grep '^pinned at')"
+check "watch sfserver (satfeedctl add)" add_target
+check "insmod stale_ms=60000 (levels hold between runs)" insmod $KO stale_ms=60000
+check "sfconsumer attach (pull + push, auto)" sfconsumer attach
+check "pins are in $PINS, none added under $ROOT" \
+	sh -c "test -e $PINS/pull && ! ls $ROOT | grep -q consumer"
+check "the module sees the pull consumer" test "$(sfc attached)" = sfc_pull
+refuse "a second attach is refused" sfconsumer attach
+check "sfconsumer status: every link current" sfconsumer status
+
+note "low rate: $LOW_RATE req/s, $WORK_US us of work each"
+load "$LOW_RATE"
+sleep 0.3
+level_low=$(sfvmcheck level "$SLOT")
+note "level at $LOW_RATE req/s: ${level_low:-none}"
+note "high rate: $HIGH_RATE req/s"
+load "$HIGH_RATE"
+sleep 0.3
+level_high=$(sfvmcheck level "$SLOT")
+note "level at $HIGH_RATE req/s: ${level_high:-none}"
+check "demand level higher at $HIGH_RATE req/s (${level_high:-?}) than at $LOW_RATE (${level_low:-?})" \
+	test "${level_high:-0}" -gt "${level_low:-0}"
+check "level changes are counted" test "$(sfc level_changes)" -gt 0
+check "level changes are logged" sh -c "dmesg | grep -q 'satfeed_consumer: slot $SLOT .*level'"
+
+check "push: every window the engine closed, once, in order, equal values" \
+	sfvmcheck push "$SLOT"
+total=0
+for p in $(sfvmcheck published "$SLOT"); do total=$((total + p)); done
+check "windows_pushed ($(sfc windows_pushed)) == windows the engine closed ($total)" \
+	test "$(sfc windows_pushed)" = "$total"
+check "pull: last pulled values == the pinned map" pull_settled
+check "pulls are counted, no pull errors" \
+	sh -c "test $(sfc pulls) -gt 0 && test $(sfc pull_errors) = 0"
+check "no push rejected" test "$(sfc push_rejected)" = 0
+
+# ---- unload order 1: the module while the consumer is attached ----
+refuse "rmmod while the consumer is attached is refused (module in use)" \
+	rmmod satfeed_consumer
+check "the module still works after the refused rmmod" push_flows
+check "sfconsumer detach" sfconsumer detach
+check "the module sees the detach" test "$(sfc attached)" = none
+check "rmmod after detach, engine still running" rmmod_settled
+# the engine's windows advance under load
+engine_advances() {
+	local a b
+	a=$(sfvmcheck published "$SLOT")
+	load "$LOW_RATE" >/dev/null
+	b=$(sfvmcheck published "$SLOT")
+	echo "windows closed before: $a, after: $b"
+	[ "$a" != "$b" ]
+}
+check "the engine runs on without the module" engine_advances
+
+# ---- reload: module into a running engine ----
+check "insmod into the running engine" insmod $KO stale_ms=60000
+check "sfconsumer attach" sfconsumer attach
+check "push flows again" push_flows
+check "push exact after a reload" sfvmcheck push "$SLOT"
+
+# ---- unload order 2: the engine while the module is loaded and attached ----
+check "satfeed-loader unload with the consumer attached" satfeed-loader unload
+check "no satfeed pins left" test ! -e $ROOT
+refuse "sfconsumer status reports the links stale" sfconsumer status
+pulls=$(sfc pulls)
+sleep 0.2
+check "the module keeps running on the old maps" test "$(sfc pulls)" -gt "$pulls"
+check "sfconsumer detach" sfconsumer detach
+check "rmmod after the engine is gone" rmmod_settled
+
+# ---- reload in the other order: module first, then the engine ----
+check "insmod with no engine" insmod $KO stale_ms=60000
+check "satfeed-loader load (tp_btf)" satfeed-loader --attach tp_btf --window "$WINDOW" load
+check "watch sfserver again" add_target
+check "sfconsumer attach (auto: freplace on tp_btf)" sh -c \
+	'sfconsumer attach | tee /dev/stderr | grep -q "freplace [1-9]"'
+check "freplace push flows" push_flows
+check "freplace push: exact" sfvmcheck push "$SLOT"
+check "pull on tp_btf: exact" pull_settled
+check "sfconsumer attach --replace --push fentry (fentry on tp_btf)" \
+	sh -c 'sfconsumer --push fentry --replace attach | grep -q "fentry [1-9]"'
+check "fentry push on tp_btf flows" push_flows
+check "fentry push on tp_btf: exact" sfvmcheck push "$SLOT"
+
+# ---- final teardown: module, then engine ----
+check "sfconsumer detach" sfconsumer detach
+check "rmmod" rmmod_settled
+check "satfeed-loader unload" satfeed-loader unload
+kill "$SP" 2>/dev/null
+wait "$SP" 2>/dev/null
+check "bpffs is empty again" test -z "$(ls -A /sys/fs/bpf)"
+wait_for 5 test "$(nr_progs)" = "$base_progs"
+check "no BPF program left ($(nr_progs), baseline $base_progs)" test "$(nr_progs)" = "$base_progs"
+wait_for 5 test "$(nr_maps)" = "$base_maps"
+check "no BPF map left ($(nr_maps), baseline $base_maps)" test "$(nr_maps)" = "$base_maps"
+check "module gone" module_gone
+
+# ---- the engine's own end-to-end test, when the image carries it ----
+if [ -x /engine-test.sh ]; then
+	check "the engine's own test (/engine-test.sh)" /engine-test.sh
+fi
+
+finish

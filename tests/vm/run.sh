@@ -1,0 +1,94 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/vm/run.sh - the whole guest test (`make vm-test`).
+#
+#   1. setup-kernel.sh: host tools, the current bookworm-backports kernel
+#      image and headers (cached in $VM_DIR)
+#   2. kmod-example against those headers: the module, sfconsumer (with its
+#      BPF objects) and the policy unit test, run on the host
+#   3. sfvmcheck, the guest-side checker
+#   4. an initramfs with busybox, the engine binaries, sfconsumer,
+#      sfvmcheck, bpftool, bash, the module and guest/test.sh
+#   5. boot.sh: QEMU (TCG), verdict from the guest's marker and its dmesg
+#
+# The engine binaries come from the top-level build ($BUILD, default
+# build/): satfeed-loader satfeedctl sfserver sfload; `make vm-test` builds
+# them first.  Missing ones fail the run unless --no-engine (module-only
+# development run).
+#
+# Usage: tests/vm/run.sh [--no-engine] [--engine-test FILE] [-T SECONDS]
+#                        [-a 'KEY=val ...']
+#   --engine-test FILE  a script run inside the guest after the consumer
+#                       checks (as /engine-test.sh), e.g. the engine's own
+#                       end-to-end test; it may use every binary in the image
+#   -a                  extra kernel command line words; SF_* words reach
+#                       guest/test.sh as settings (see its header)
+# Environment: VM_DIR (default build/vm), BUILD (default build), VM_TIMEOUT,
+# VM_QUIET=1 (console only in $VM_DIR/console.log), VM_TCG_THREAD.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+BUILD=${BUILD:-$ROOT/build}
+REQUIRE_ENGINE=1
+ENGINE_TEST=
+TIMEOUT=${VM_TIMEOUT:-240}
+APPEND=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--no-engine) REQUIRE_ENGINE=0 ;;
+	--engine-test) ENGINE_TEST=$2; shift ;;
+	-T) TIMEOUT=$2; shift ;;
+	-a) APPEND=$2; shift ;;
+	-h|--help) sed -n '3,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*) vm_die "unknown argument '$1' (see --help)" ;;
+	esac
+	shift
+done
+
+start=$(date +%s)
+vm_need_root
+"$ROOT/tests/vm/setup-kernel.sh"
+. "$VM_DIR/kernel.env"
+
+vm_log "building kmod-example against $KVER"
+KBUILD_OUT=$BUILD/kmod-example
+make -s -C "$ROOT/kmod-example" KDIR="$KDIR" KMOD_OUT="$KBUILD_OUT" all test \
+	> "$VM_DIR/kmod-build.log" 2>&1 || {
+	tail -40 "$VM_DIR/kmod-build.log" >&2
+	vm_die "kmod-example build or policy test failed (log: $VM_DIR/kmod-build.log)"
+}
+grep -E '^test_policy: ' "$VM_DIR/kmod-build.log" | sed 's/^/vm: host /' >&2
+
+vm_log "building sfvmcheck"
+gcc -O2 -g -Wall -Wextra -Werror -I"$ROOT/bpf" \
+	"$ROOT/tests/vm/guest/sfvmcheck.c" -lbpf -o "$VM_DIR/sfvmcheck"
+
+BINS=(-b /bin/bash -b "$(command -v bpftool)" -b "$KBUILD_OUT/sfconsumer"
+      -b "$VM_DIR/sfvmcheck")
+missing=()
+for b in satfeed-loader satfeedctl sfserver sfload; do
+	if [ -x "$BUILD/$b" ]; then
+		BINS+=(-b "$BUILD/$b")
+	else
+		missing+=("$BUILD/$b")
+	fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	if [ $REQUIRE_ENGINE = 1 ]; then
+		vm_die "engine binaries missing: ${missing[*]} (run make first, or --no-engine)"
+	fi
+	vm_log "no engine binaries (${missing[*]}): module-only run"
+	APPEND="$APPEND SF_REQUIRE_ENGINE=0"
+fi
+FILES=(-f "$ROOT/kmod-example/satfeed_consumer.ko:/lib/satfeed/")
+[ -n "$ENGINE_TEST" ] && FILES+=(-f "$ENGINE_TEST:/engine-test.sh")
+
+"$ROOT/tests/vm/mkinitramfs.sh" -o "$VM_DIR/initrd.gz" \
+	-t "$ROOT/tests/vm/guest/test.sh" "${BINS[@]}" "${FILES[@]}"
+
+rc=0
+"$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$VM_DIR/initrd.gz" -T "$TIMEOUT" \
+	-a "$APPEND" || rc=$?
+vm_log "whole vm test: $(( $(date +%s) - start )) s"
+exit $rc
