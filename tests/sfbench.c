@@ -1,0 +1,1536 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * sfbench - what satfeed costs, measured side by side in one run.
+ *
+ * Three configurations, interleaved round by round (the order rotates each
+ * round, so drift on a noisy VM spreads over all of them):
+ *   none     no program on the syscall hooks
+ *   empty    empty tp_btf programs on raw_syscalls sys_enter/sys_exit
+ *            (bpf/sfbench_empty.bpf.c): the floor of this attach mode
+ *   satfeed  the real engine, loaded by satfeed-loader (--attach tp_btf) under
+ *            a private bpffs root, with the traced worker and 63 idle
+ *            processes added by satfeedctl: 64 targets
+ *
+ * Two worker processes pinned to one CPU run the measured loops on command:
+ * U (never a target) and T (a target in the satfeed configuration).  Phases:
+ *   u_getppid  U: getppid(), a syscall satfeed does not trace
+ *   u_rw       U: write+read of one byte on a unix socketpair: traced
+ *              syscalls of a process that is not a target (pid prefilter)
+ *   u_epoll    U: epoll_wait(timeout 0) on a ready fd: a wait of a non-target
+ *   t_pair     T: send+recv of one byte on a unix stream socketpair
+ *              (sendto/recvfrom: two samples, send and recv streams)
+ *   t_rw       T: write+read on the socketpair (the socket check path)
+ *   t_epoll    T: epoll_wait(timeout 0) (a poll sample)
+ * Each phase runs twice per configuration and round: once with BPF run-time
+ * statistics off, timed by the worker's own CPU time (CLOCK_THREAD_CPUTIME_ID,
+ * so being preempted on a shared machine does not count), the fastest of
+ * several batches, in ns per call or per pair; and once with them on
+ * (BPF_ENABLE_STATS, the switch behind kernel.bpf_stats_enabled, held by a
+ * file descriptor so the kernel drops it if sfbench dies), reading
+ * run_time_ns / run_cnt of every program before and after, so each program's
+ * time per run is known per phase.  The accounting costs time on every
+ * program run, so the timed runs never have it on.
+ *
+ * After the three configurations, each round runs the probes of
+ * bpf/sfbench_empty.bpf.c: the building blocks of satfeed's sample path, one
+ * at a time on sys_exit, to show where its time goes.
+ *
+ * A program of someone else on the same hooks makes "none" something else
+ * than no tracing: such rounds are detected, flagged, and left out of the
+ * medians when there are clean rounds.
+ *
+ * Figures are medians over rounds.  Nothing is asserted: targets are printed
+ * beside the figures.  The exit status is non-zero only when a measurement
+ * could not be made (a failed load, a missing or non-finite figure, satfeed
+ * not counting the traced worker's calls).
+ *
+ * Cleanup on every path (normal exit, error, SIGINT/SIGTERM/SIGHUP): the
+ * private satfeed load is unloaded, the empty programs detached, the workers
+ * and idle processes killed, the statistics switch released.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "satfeed.h"
+/* The engine's skeleton is included for its types and so that make rebuilds
+ * sfbench when the engine changes; the engine itself is loaded by
+ * satfeed-loader, the way users load it. */
+#include "satfeed_internal.h"
+#include "satfeed.skel.h"
+#include "sfbench_empty.skel.h"
+
+#define PROG "sfbench"
+#define MAX_ROUNDS 64
+#define MAX_TARGETS SATFEED_MAX_TARGETS
+
+/* ------------------------------------------------------------------ */
+/* configuration                                                       */
+
+enum cfg { CFG_NONE, CFG_EMPTY, CFG_SATFEED, NR_CFG };
+static const char *const cfg_name[NR_CFG] = { "none", "empty", "satfeed" };
+
+enum op { OP_QUIT, OP_GETPPID, OP_RW, OP_PAIR, OP_EPOLL, OP_PING };
+
+enum phase { P_UGETPPID, P_URW, P_UEPOLL, P_TPAIR, P_TRW, P_TEPOLL, NR_PHASE };
+static const struct phase_desc {
+	const char *key;	/* results key */
+	const char *label;	/* table label */
+	const char *unit;	/* what one op is */
+	bool traced;		/* run by the target worker T */
+	int op;
+	int sys_per_op;		/* syscalls per op */
+	long n;			/* ops in a full run */
+} phases[NR_PHASE] = {
+	[P_UGETPPID] = { "u_getppid", "unrelated getppid()", "call", false,
+			 OP_GETPPID, 1, 1000000 },
+	[P_URW] = { "u_rw", "unrelated write+read, socketpair", "pair", false,
+		    OP_RW, 2, 150000 },
+	[P_UEPOLL] = { "u_epoll", "unrelated epoll_wait(0)", "call", false,
+		       OP_EPOLL, 1, 400000 },
+	[P_TPAIR] = { "t_pair", "traced send+recv, socketpair", "pair", true,
+		      OP_PAIR, 2, 150000 },
+	[P_TRW] = { "t_rw", "traced write+read, socketpair", "pair", true,
+		    OP_RW, 2, 150000 },
+	[P_TEPOLL] = { "t_epoll", "traced epoll_wait(0)", "call", true,
+		       OP_EPOLL, 1, 400000 },
+};
+
+static struct opts {
+	bool quick;
+	bool verbose;
+	int rounds;
+	int batches;		/* timed batches per phase: the fastest counts */
+	bool probes;		/* section 5: where the time goes */
+	double scale;
+	int cpu;		/* CPU of the measuring workers */
+	int targets;		/* satfeed targets, the traced worker included */
+	const char *loader;
+	const char *ctl;
+	char root[128];
+	const char *results;
+} o = {
+	.rounds = 5,
+	.batches = 16,
+	.probes = true,
+	.scale = 1.0,
+	.cpu = -1,
+	.targets = MAX_TARGETS,
+	.loader = "build/satfeed-loader",
+	.ctl = "build/satfeedctl",
+};
+
+/* ------------------------------------------------------------------ */
+/* state that cleanup must undo                                        */
+
+struct worker {
+	pid_t pid;
+	int cmd;		/* we write commands here */
+	int res;		/* and read results here */
+};
+
+static struct worker W_U = { .pid = -1 }, W_T = { .pid = -1 };
+static pid_t idle_pids[MAX_TARGETS];
+static int nr_idle;
+static struct sfbench_empty_bpf *empty;
+static struct bpf_link *empty_links[2];
+static bool satfeed_loaded;
+static int stats_fd = -1;
+static volatile sig_atomic_t cleaning;
+
+static void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Run argv; stdout and stderr go to a pipe and are shown on failure (or with
+ * -v).  Returns the exit status, or -1. */
+static int run_cmd(const char *const argv[])
+{
+	char out[4096];
+	size_t len = 0;
+	int p[2], st;
+	pid_t pid;
+	ssize_t r;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		execv(argv[0], (char *const *)argv);
+		fprintf(stderr, "cannot run %s: %s\n", argv[0],
+			strerror(errno));
+		_exit(127);
+	}
+	close(p[1]);
+	while ((r = read(p[0], out + len, sizeof(out) - 1 - len)) > 0 ||
+	       (r < 0 && errno == EINTR))
+		if (r > 0)
+			len += r;
+	out[len] = '\0';
+	close(p[0]);
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	if (st || o.verbose) {
+		fprintf(stderr, "%s $", st ? PROG ": failed:" : PROG ":");
+		for (int i = 0; argv[i]; i++)
+			fprintf(stderr, " %s", argv[i]);
+		fprintf(stderr, " (exit %d)\n%s", st, out);
+	}
+	return st;
+}
+
+static int satfeed_unload(void)
+{
+	const char *argv[] = { o.loader, "--bpffs", o.root, "unload", NULL };
+	int err;
+
+	if (!satfeed_loaded)
+		return 0;
+	err = run_cmd(argv);
+	satfeed_loaded = false;
+	return err;
+}
+
+static void kill_wait(pid_t *pid)
+{
+	if (*pid > 0) {
+		kill(*pid, SIGKILL);
+		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	*pid = -1;
+}
+
+static void cleanup(void)
+{
+	if (cleaning++)
+		return;
+	satfeed_unload();
+	for (int i = 0; i < 2; i++) {
+		bpf_link__destroy(empty_links[i]);
+		empty_links[i] = NULL;
+	}
+	if (empty) {
+		sfbench_empty_bpf__destroy(empty);
+		empty = NULL;
+	}
+	if (stats_fd >= 0) {
+		close(stats_fd);
+		stats_fd = -1;
+	}
+	kill_wait(&W_U.pid);
+	kill_wait(&W_T.pid);
+	for (int i = 0; i < nr_idle; i++)
+		kill_wait(&idle_pids[i]);
+	nr_idle = 0;
+}
+
+static void on_signal(int sig)
+{
+	msg("signal %d: cleaning up", sig);
+	cleanup();
+	_exit(128 + sig);
+}
+
+static __attribute__((noreturn)) void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": error: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	cleanup();
+	exit(1);
+}
+
+/* ------------------------------------------------------------------ */
+/* workers                                                             */
+
+struct cmd {
+	int op;
+	int batches;		/* the result is the fastest batch */
+	long n;			/* ops in all batches together */
+};
+
+struct res {
+	double ns_per_op;	/* timed part only */
+	long ops;		/* ops done in all, warm-up included */
+	int err;		/* errno of a failed call, 0: ok */
+};
+
+/* CPU time of the calling thread: time spent preempted by other processes
+ * (a shared 2-CPU VM) does not count, time in the syscalls does. */
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		msg("cannot pin to CPU %d: %s", cpu, strerror(errno));
+}
+
+/* The measured loops.  Returns 0 or an errno. */
+static int loop(int op, long n, int sv[2], int ep)
+{
+	struct epoll_event ev;
+	char c = 'x';
+
+	switch (op) {
+	case OP_GETPPID:
+		for (long i = 0; i < n; i++)
+			syscall(SYS_getppid);
+		return 0;
+	case OP_RW:
+		for (long i = 0; i < n; i++)
+			if (write(sv[0], &c, 1) != 1 || read(sv[1], &c, 1) != 1)
+				return errno ? errno : EIO;
+		return 0;
+	case OP_PAIR:
+		for (long i = 0; i < n; i++)
+			if (send(sv[0], &c, 1, 0) != 1 ||
+			    recv(sv[1], &c, 1, 0) != 1)
+				return errno ? errno : EIO;
+		return 0;
+	case OP_EPOLL:
+		for (long i = 0; i < n; i++)
+			if (epoll_wait(ep, &ev, 1, 0) != 1)
+				return errno ? errno : EIO;
+		return 0;
+	}
+	return EINVAL;
+}
+
+/* A child of sfbench: default signal handling (the cleanup is the parent's
+ * job), and it dies with the parent. */
+static void child_init(pid_t parent)
+{
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(1);
+}
+
+static void worker_main(int cmd_fd, int res_fd, pid_t parent)
+{
+	int sv[2], ready[2], ep;
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct cmd c;
+	struct res r;
+
+	child_init(parent);
+	pin_cpu(o.cpu);
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) ||
+	    socketpair(AF_UNIX, SOCK_STREAM, 0, ready))
+		_exit(2);
+	/* a byte that is never read keeps ready[1] readable: epoll_wait(0)
+	 * returns one event at once */
+	ep = epoll_create1(0);
+	if (ep < 0 || write(ready[0], "r", 1) != 1 ||
+	    epoll_ctl(ep, EPOLL_CTL_ADD, ready[1], &ev))
+		_exit(3);
+	while (read(cmd_fd, &c, sizeof(c)) == sizeof(c)) {
+		long warm = c.n / 16 + 1, per = c.n / (c.batches > 0 ? c.batches : 1);
+
+		memset(&r, 0, sizeof(r));
+		if (c.op == OP_QUIT)
+			_exit(0);
+		if (c.op != OP_PING) {
+			r.err = loop(c.op, warm, sv, ep);
+			r.ops = warm;
+			r.ns_per_op = INFINITY;
+			if (per < 1)
+				per = 1;
+			for (int b = 0; b < c.batches && !r.err; b++) {
+				__u64 t0 = now_ns(), t1;
+
+				r.err = loop(c.op, per, sv, ep);
+				t1 = now_ns();
+				r.ops += per;
+				if ((double)(t1 - t0) / per < r.ns_per_op)
+					r.ns_per_op = (double)(t1 - t0) / per;
+			}
+		}
+		if (write(res_fd, &r, sizeof(r)) != sizeof(r))
+			_exit(4);
+	}
+	_exit(0);
+}
+
+static void worker_start(struct worker *w)
+{
+	int c[2], r[2];
+	pid_t parent = getpid();
+
+	if (pipe2(c, O_CLOEXEC) || pipe2(r, O_CLOEXEC))
+		die("pipe: %s", strerror(errno));
+	w->pid = fork();
+	if (w->pid < 0)
+		die("fork: %s", strerror(errno));
+	if (w->pid == 0) {
+		close(c[1]);
+		close(r[0]);
+		worker_main(c[0], r[1], parent);
+	}
+	close(c[0]);
+	close(r[1]);
+	w->cmd = c[1];
+	w->res = r[0];
+}
+
+static struct res worker_run(struct worker *w, int op, long n, int batches)
+{
+	struct cmd c = { .op = op, .n = n, .batches = batches };
+	struct res r;
+	ssize_t len;
+
+	if (write(w->cmd, &c, sizeof(c)) != sizeof(c))
+		die("worker %d: cannot send a command: %s", w->pid,
+		    strerror(errno));
+	do
+		len = read(w->res, &r, sizeof(r));
+	while (len < 0 && errno == EINTR);
+	if (len != sizeof(r))
+		die("worker %d died", w->pid);
+	if (r.err)
+		die("worker %d: measured call failed: %s", w->pid,
+		    strerror(r.err));
+	return r;
+}
+
+static void idle_start(void)
+{
+	pid_t parent = getpid();
+
+	for (nr_idle = 0; nr_idle < o.targets - 1;) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			die("fork: %s", strerror(errno));
+		if (pid == 0) {
+			child_init(parent);
+			for (;;)
+				pause();
+		}
+		idle_pids[nr_idle++] = pid;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* BPF programs and their statistics                                   */
+
+enum { PR_ENTER, PR_EXIT, NR_PR };
+static const char *const pr_name[NR_PR] = { "enter", "exit" };
+
+struct pstat {
+	__u64 rt, cnt;
+};
+
+static int prog_fds[NR_CFG][NR_PR] = { { -1, -1 }, { -1, -1 }, { -1, -1 } };
+
+static struct pstat prog_stat(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	struct pstat s = {};
+
+	if (fd >= 0 && !bpf_prog_get_info_by_fd(fd, &info, &len)) {
+		s.rt = info.run_time_ns;
+		s.cnt = info.run_cnt;
+	}
+	return s;
+}
+
+static __u32 prog_id(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (fd < 0 || bpf_prog_get_info_by_fd(fd, &info, &len))
+		return 0;
+	return info.id;
+}
+
+/* Programs on raw_syscalls sys_enter/sys_exit that are not ours: they make
+ * the "none" configuration something else than no tracing. */
+static int foreign_hooks(char *buf, size_t len)
+{
+	__u32 ours[NR_CFG * NR_PR], id = 0;
+	size_t off = 0;
+	int n = 0;
+
+	for (int c = 0; c < NR_CFG; c++)
+		for (int p = 0; p < NR_PR; p++)
+			ours[c * NR_PR + p] = prog_id(prog_fds[c][p]);
+	buf[0] = '\0';
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info li = {};
+		struct bpf_prog_info pi = {};
+		__u32 ll = sizeof(li), pl = sizeof(pi);
+		char tp[64] = "";
+		bool mine = false;
+		int fd, pfd;
+
+		fd = bpf_link_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		li.raw_tracepoint.tp_name = (__u64)(unsigned long)tp;
+		li.raw_tracepoint.tp_name_len = sizeof(tp);
+		if (bpf_link_get_info_by_fd(fd, &li, &ll) ||
+		    li.type != BPF_LINK_TYPE_RAW_TRACEPOINT ||
+		    (strcmp(tp, "sys_enter") && strcmp(tp, "sys_exit"))) {
+			close(fd);
+			continue;
+		}
+		close(fd);
+		for (int i = 0; i < NR_CFG * NR_PR; i++)
+			mine |= ours[i] && ours[i] == li.prog_id;
+		if (mine)
+			continue;
+		n++;
+		pfd = bpf_prog_get_fd_by_id(li.prog_id);
+		if (pfd >= 0 && !bpf_prog_get_info_by_fd(pfd, &pi, &pl))
+			off += snprintf(buf + off, off < len ? len - off : 0,
+					"%s%s(prog %u on %s)", off ? ", " : "",
+					pi.name, li.prog_id, tp);
+		if (pfd >= 0)
+			close(pfd);
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* satfeed                                                             */
+
+static pid_t target_pids[MAX_TARGETS];
+static int nr_targets;
+
+static int satfeed_load(void)
+{
+	const char *load[] = { o.loader, "--bpffs", o.root, "--attach",
+			       "tp_btf", "load", NULL };
+	char path[256], pid[16];
+
+	if (run_cmd(load))
+		return -1;
+	satfeed_loaded = true;
+	for (int i = 0; i < nr_targets; i++) {
+		const char *add[] = { o.ctl, "--bpffs", o.root, "add", "--pid",
+				      pid, NULL };
+
+		snprintf(pid, sizeof(pid), "%d", target_pids[i]);
+		if (run_cmd(add))
+			return -1;
+	}
+	for (int p = 0; p < NR_PR; p++) {
+		snprintf(path, sizeof(path), "%s/%s/sf_sys_%s", o.root,
+			 SATFEED_PIN_PROGS, pr_name[p]);
+		prog_fds[CFG_SATFEED][p] = bpf_obj_get(path);
+		if (prog_fds[CFG_SATFEED][p] < 0) {
+			msg("cannot open %s: %s", path, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void satfeed_close_fds(void)
+{
+	for (int p = 0; p < NR_PR; p++) {
+		if (prog_fds[CFG_SATFEED][p] >= 0)
+			close(prog_fds[CFG_SATFEED][p]);
+		prog_fds[CFG_SATFEED][p] = -1;
+	}
+}
+
+/* calls counted by satfeed on stream st of the traced worker, or -1 */
+static long long satfeed_calls(int st)
+{
+	struct satfeed_stream *s;
+	struct satfeed_index ix;
+	char path[256];
+	__u32 tgid = W_T.pid, key;
+	long long calls = -1;
+	int ifd, sfd;
+
+	snprintf(path, sizeof(path), "%s/%s", o.root, SATFEED_PIN_PID_INDEX);
+	ifd = bpf_obj_get(path);
+	snprintf(path, sizeof(path), "%s/%s", o.root, SATFEED_PIN_STREAMS);
+	sfd = bpf_obj_get(path);
+	s = calloc(1, sizeof(*s));
+	if (ifd >= 0 && sfd >= 0 && s &&
+	    !bpf_map_lookup_elem(ifd, &tgid, &ix)) {
+		key = ix.slot * SATFEED_NR_STREAMS + st;
+		if (!bpf_map_lookup_elem(sfd, &key, s))
+			calls = s->calls;
+	}
+	free(s);
+	if (ifd >= 0)
+		close(ifd);
+	if (sfd >= 0)
+		close(sfd);
+	return calls;
+}
+
+/* ---- map memory ---- */
+
+#define MAX_MAPS 32
+struct mapmem {
+	__u32 id;
+	char name[BPF_OBJ_NAME_LEN];
+	__u32 type, max_entries, value_size;
+	long long memlock;
+};
+static struct mapmem maps[MAX_MAPS];
+static int nr_maps;
+
+static long long fd_memlock(int fd)
+{
+	char path[64], line[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+static void add_map_id(__u32 id)
+{
+	struct bpf_map_info mi = {};
+	__u32 ml = sizeof(mi);
+	int fd;
+
+	for (int i = 0; i < nr_maps; i++)
+		if (maps[i].id == id)
+			return;
+	if (nr_maps >= MAX_MAPS)
+		return;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return;
+	if (!bpf_map_get_info_by_fd(fd, &mi, &ml)) {
+		struct mapmem *m = &maps[nr_maps++];
+
+		m->id = id;
+		snprintf(m->name, sizeof(m->name), "%s", mi.name);
+		m->type = mi.type;
+		m->max_entries = mi.max_entries;
+		m->value_size = mi.value_size;
+		m->memlock = fd_memlock(fd);
+	}
+	close(fd);
+}
+
+/* Every map of the load: those its pinned programs use (.rodata, .bss
+ * included) and every pinned map.  Returns the sum of memlock, or -1. */
+static long long satfeed_memory(void)
+{
+	char dir[256], path[512];
+	struct dirent *de;
+	long long sum = 0;
+	DIR *d;
+
+	nr_maps = 0;
+	snprintf(dir, sizeof(dir), "%s/%s", o.root, SATFEED_PIN_PROGS);
+	d = opendir(dir);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		struct bpf_prog_info pi = {};
+		__u32 pl = sizeof(pi), ids[MAX_MAPS];
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		pi.nr_map_ids = MAX_MAPS;
+		pi.map_ids = (__u64)(unsigned long)ids;
+		if (!bpf_prog_get_info_by_fd(fd, &pi, &pl))
+			for (__u32 i = 0; i < pi.nr_map_ids && i < MAX_MAPS;
+			     i++)
+				add_map_id(ids[i]);
+		close(fd);
+	}
+	closedir(d);
+	d = opendir(o.root);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		struct bpf_map_info mi = {};
+		__u32 ml = sizeof(mi);
+		int fd;
+
+		if (de->d_name[0] == '.' || de->d_type == DT_DIR)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", o.root, de->d_name);
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		if (!bpf_map_get_info_by_fd(fd, &mi, &ml))
+			add_map_id(mi.id);
+		close(fd);
+	}
+	closedir(d);
+	for (int i = 0; i < nr_maps; i++) {
+		if (maps[i].memlock < 0)
+			return -1;
+		sum += maps[i].memlock;
+	}
+	return sum;
+}
+
+/* ------------------------------------------------------------------ */
+/* measurements                                                        */
+
+static double t_ns[NR_CFG][NR_PHASE][MAX_ROUNDS];	/* ns per op, stats off */
+/* per program run, ns, all runs in the stats phase */
+static double b_all[NR_CFG][NR_PHASE][NR_PR][MAX_ROUNDS];
+/* per run caused by the phase's own syscalls (background removed) */
+static double b_own[NR_CFG][NR_PHASE][NR_PR][MAX_ROUNDS];
+static double b_bg[NR_CFG][NR_PHASE][MAX_ROUNDS];	/* background share */
+static double mem_bytes[MAX_ROUNDS];
+static int nr_mem;
+static bool counted_ok = true;
+
+static long phase_n(int ph)
+{
+	long n = (long)(phases[ph].n * o.scale);
+
+	return n < 100 ? 100 : n;
+}
+
+static void run_config(int cfg, int round)
+{
+	struct pstat before[NR_PR], after[NR_PR];
+	long long calls0 = 0;
+
+	/* timed, statistics off */
+	for (int ph = 0; ph < NR_PHASE; ph++) {
+		struct worker *w = phases[ph].traced ? &W_T : &W_U;
+
+		if (cfg == CFG_SATFEED && ph == P_TPAIR)
+			calls0 = satfeed_calls(SATFEED_STREAM_SEND);
+		t_ns[cfg][ph][round] = worker_run(w, phases[ph].op,
+						  phase_n(ph), o.batches)
+					       .ns_per_op;
+		if (cfg == CFG_SATFEED && ph == P_TPAIR) {
+			long long calls1 = satfeed_calls(SATFEED_STREAM_SEND);
+
+			/* every send of the pair moved a byte: one count
+			 * each, warm-up included */
+			if (calls0 < 0 || calls1 - calls0 < phase_n(ph) / 2) {
+				msg("satfeed counted %lld sends of the traced worker, expected at least %ld",
+				    calls1 - calls0, phase_n(ph));
+				counted_ok = false;
+			}
+		}
+	}
+	if (cfg == CFG_NONE)
+		return;
+
+	/* statistics on: the kernel's accounting per program */
+	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (stats_fd < 0)
+		die("cannot enable BPF run-time statistics: %s",
+		    strerror(errno));
+	for (int ph = 0; ph < NR_PHASE; ph++) {
+		struct worker *w = phases[ph].traced ? &W_T : &W_U;
+		double own_events, bg_events = 0;
+		struct res r;
+
+		worker_run(w, OP_PING, 0, 0);
+		for (int p = 0; p < NR_PR; p++)
+			before[p] = prog_stat(prog_fds[cfg][p]);
+		r = worker_run(w, phases[ph].op, phase_n(ph) / 2, 1);
+		for (int p = 0; p < NR_PR; p++)
+			after[p] = prog_stat(prog_fds[cfg][p]);
+		own_events = (double)r.ops * phases[ph].sys_per_op;
+		for (int p = 0; p < NR_PR; p++) {
+			double drt = after[p].rt - before[p].rt;
+			double dcnt = after[p].cnt - before[p].cnt;
+			double bg = dcnt - own_events, c_bg;
+
+			b_all[cfg][ph][p][round] = dcnt > 0 ? drt / dcnt : NAN;
+			if (bg < 0)
+				bg = 0;
+			/* the background (other processes, the pipes that
+			 * drive the worker) is charged at the cost of this
+			 * round's getppid phase: a run that stopped at the
+			 * first check */
+			c_bg = ph == P_UGETPPID ? b_all[cfg][ph][p][round] :
+				b_all[cfg][P_UGETPPID][p][round];
+			b_own[cfg][ph][p][round] =
+				(drt - bg * c_bg) / own_events;
+			if (p == PR_EXIT)
+				bg_events = bg;
+		}
+		b_bg[cfg][ph][round] = bg_events / (bg_events + own_events);
+	}
+	close(stats_fd);
+	stats_fd = -1;
+}
+
+static int setup(int cfg)
+{
+	int err;
+
+	switch (cfg) {
+	case CFG_EMPTY:
+		empty_links[0] = bpf_program__attach(empty->progs.sfb_enter);
+		empty_links[1] = bpf_program__attach(empty->progs.sfb_exit);
+		if (!empty_links[0] || !empty_links[1]) {
+			err = -errno;
+			msg("cannot attach the empty programs: %s",
+			    strerror(errno));
+			return err;
+		}
+		return 0;
+	case CFG_SATFEED:
+		return satfeed_load();
+	}
+	return 0;
+}
+
+static int teardown(int cfg)
+{
+	switch (cfg) {
+	case CFG_EMPTY:
+		for (int i = 0; i < 2; i++) {
+			bpf_link__destroy(empty_links[i]);
+			empty_links[i] = NULL;
+		}
+		return 0;
+	case CFG_SATFEED:
+		satfeed_close_fds();
+		return satfeed_unload();
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* probes: where satfeed's time goes (bpf/sfbench_empty.bpf.c)         */
+
+enum {
+	PB_EMPTY, PB_GATE, PB_GATE2, PB_FILTER, PB_HASH, PB_SLOT,
+	PB_KTIME, PB_LOCK, PB_ATOMIC, PB_SOCK, PB_TASK, PB_SAMPLE, PB_SAMPLE2,
+	NR_PB
+};
+static const char *const pb_key[NR_PB] = {
+	"empty", "gate", "gate_task", "filter", "hash", "direct",
+	"ktime", "lock", "atomic", "sock", "task", "sample", "sample_direct",
+};
+static const char *const pb_label[NR_PB] = {
+	"empty program (the accounting floor)",
+	"gate: pid_tgid helper, tgid compare",
+	"gate via bpf_get_current_task_btf()",
+	"prefilter: config lookup + pid bit",
+	"hash lookup tgid -> target (64)",
+	"direct-mapped lookup (no helper)",
+	"bpf_ktime_get_ns()",
+	"bpf_spin_lock + 2 stores + unlock",
+	"atomic add to a shared counter",
+	"socket check: fd -> file -> i_mode",
+	"task storage get",
+	"sample path: filter+hash+clock+lock",
+	"same with the direct-mapped lookup",
+};
+static double pb_ns[NR_PB][MAX_ROUNDS];
+
+/* mirrors struct sfb_direct of bpf/sfbench_empty.bpf.c (size checked) */
+struct sfb_direct {
+	__u8 slot1[SATFEED_PID_FILTER_BITS];
+	__u32 tgid[SATFEED_MAX_TARGETS];
+};
+
+static struct bpf_program *probe_prog(int pb)
+{
+	switch (pb) {
+	case PB_EMPTY: return empty->progs.sfb_exit;
+	case PB_GATE: return empty->progs.sfb_v_gate;
+	case PB_GATE2: return empty->progs.sfb_v_gate2;
+	case PB_SLOT: return empty->progs.sfb_v_slot;
+	case PB_SAMPLE2: return empty->progs.sfb_v_sample2;
+	case PB_FILTER: return empty->progs.sfb_v_filter;
+	case PB_HASH: return empty->progs.sfb_v_hash;
+	case PB_KTIME: return empty->progs.sfb_v_ktime;
+	case PB_LOCK: return empty->progs.sfb_v_lock;
+	case PB_ATOMIC: return empty->progs.sfb_v_atomic;
+	case PB_SOCK: return empty->progs.sfb_v_sock;
+	case PB_TASK: return empty->progs.sfb_v_task;
+	case PB_SAMPLE: return empty->progs.sfb_v_sample;
+	}
+	return NULL;
+}
+
+/* the probes' maps hold what satfeed's would at 64 targets */
+static void probes_setup(void)
+{
+	struct satfeed_config cfg = {};
+	__u32 zero = 0;
+
+	for (int i = 0; i < nr_targets; i++) {
+		struct satfeed_index ix = { .slot = i, .gen = 1,
+					    .sc_mask = SATFEED_SC_ALL };
+		__u32 tgid = target_pids[i];
+
+		cfg.pid_filter[(tgid / 64) % (SATFEED_PID_FILTER_BITS / 64)] |=
+			1ULL << (tgid % 64);
+		if (bpf_map__update_elem(empty->maps.sfb_pids, &tgid,
+					 sizeof(tgid), &ix, sizeof(ix), 0))
+			die("cannot fill the probes' hash map: %s",
+			    strerror(errno));
+	}
+	cfg.nr_pid_targets = nr_targets;
+	{
+		struct sfb_direct *d = calloc(1, sizeof(*d));
+
+		if (!d)
+			die("out of memory");
+		if (bpf_map__value_size(empty->maps.sfb_direct) != sizeof(*d))
+			die("struct sfb_direct differs from the BPF object's");
+		for (int i = 0; i < nr_targets; i++) {
+			d->slot1[target_pids[i] % SATFEED_PID_FILTER_BITS] = i + 1;
+			d->tgid[i] = target_pids[i];
+		}
+		if (bpf_map__update_elem(empty->maps.sfb_direct, &zero,
+					 sizeof(zero), d, sizeof(*d), 0))
+			die("cannot fill the probes' direct table: %s",
+			    strerror(errno));
+		free(d);
+	}
+	if (bpf_map__update_elem(empty->maps.sfb_config, &zero, sizeof(zero),
+				 &cfg, sizeof(cfg), 0))
+		die("cannot fill the probes' config: %s", strerror(errno));
+}
+
+/* Each probe alone on sys_exit, statistics on, the traced worker's getppid
+ * loop: ns per run of the worker's own syscalls. */
+static void run_probes(int round)
+{
+	long n = phase_n(P_UGETPPID) / 2;
+
+	for (int pb = 0; pb < NR_PB; pb++)
+		pb_ns[pb][round] = NAN;
+	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (stats_fd < 0)
+		die("cannot enable BPF run-time statistics: %s",
+		    strerror(errno));
+	/* the empty program first (the others' background is charged at its
+	 * cost), then the probes in an order that rotates each round */
+	for (int k = 0; k < NR_PB; k++) {
+		int pb = k ? 1 + (k - 1 + round) % (NR_PB - 1) : PB_EMPTY;
+		struct bpf_program *prog = probe_prog(pb);
+		struct bpf_link *link = bpf_program__attach(prog);
+		struct pstat a, b;
+		double own, bg, c_bg;
+		struct res r;
+
+		if (!link)
+			die("cannot attach probe %s: %s", pb_key[pb],
+			    strerror(errno));
+		empty_links[1] = link;	/* cleanup detaches it on error */
+		worker_run(&W_T, OP_PING, 0, 0);
+		a = prog_stat(bpf_program__fd(prog));
+		r = worker_run(&W_T, OP_GETPPID, n, 1);
+		b = prog_stat(bpf_program__fd(prog));
+		bpf_link__destroy(link);
+		empty_links[1] = NULL;
+		own = (double)r.ops;
+		bg = (double)(b.cnt - a.cnt) - own;
+		if (bg < 0)
+			bg = 0;
+		/* other processes' runs stop at the gate: charge them at the
+		 * empty program's cost of this round (measured first or
+		 * assumed equal when not yet measured) */
+		c_bg = pb != PB_EMPTY ? pb_ns[PB_EMPTY][round] :
+			(double)(b.rt - a.rt) / (double)(b.cnt - a.cnt);
+		pb_ns[pb][round] = ((double)(b.rt - a.rt) - bg * c_bg) / own;
+	}
+	close(stats_fd);
+	stats_fd = -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* report                                                              */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static bool round_dirty[MAX_ROUNDS];	/* foreign programs on the hooks */
+static bool use_dirty;			/* no clean round: use them all */
+
+/* median of v[0..n) (n > o.rounds: not per round, all of them) */
+static double median(const double *v, int n)
+{
+	double s[MAX_ROUNDS];
+	int m = 0, want = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (n == o.rounds && round_dirty[i] && !use_dirty)
+			continue;
+		want++;
+		if (isfinite(v[i]))
+			s[m++] = v[i];
+	}
+	if (m < want || !m)
+		return NAN;	/* a missing figure spoils the median */
+	qsort(s, m, sizeof(s[0]), cmp_double);
+	return m % 2 ? s[m / 2] : (s[m / 2 - 1] + s[m / 2]) / 2;
+}
+
+static FILE *res_file;
+static int nr_bad;
+
+/* A figure for the results file; non-finite ones are counted as missing. */
+static double result(double v, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static double result(double v, const char *fmt, ...)
+{
+	char key[128];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(key, sizeof(key), fmt, ap);
+	va_end(ap);
+	if (!isfinite(v)) {
+		msg("measurement missing: %s", key);
+		nr_bad++;
+	}
+	if (res_file)
+		fprintf(res_file, "%s %.3f\n", key, v);
+	return v;
+}
+
+/* "1.23x", or "undef" when the floor's overhead measured <= 0 */
+static const char *ratio_str(double q)
+{
+	static char buf[4][16];
+	static int i;
+
+	i = (i + 1) % 4;
+	if (isfinite(q))
+		snprintf(buf[i], sizeof(buf[i]), "%.2fx", q);
+	else
+		snprintf(buf[i], sizeof(buf[i]), "undef");
+	return buf[i];
+}
+
+static const char *verdict(bool ok)
+{
+	return ok ? "meets target" : "MISSES target";
+}
+
+static void report(const char *foreign0, int nforeign0, const char *foreign1,
+		   int nforeign1, bool stats_was_on)
+{
+	int R = o.rounds, clean = 0;
+	struct utsname u;
+	char cpu_model[128] = "unknown";
+	FILE *f;
+	long long mem;
+
+	uname(&u);
+	f = fopen("/proc/cpuinfo", "r");
+	if (f) {
+		char line[256];
+
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "model name", 10)) {
+				char *p = strchr(line, ':');
+
+				if (p) {
+					p += 1 + strspn(p + 1, " \t");
+					p[strcspn(p, "\n")] = '\0';
+					snprintf(cpu_model, sizeof(cpu_model),
+						 "%s", p);
+				}
+				break;
+			}
+		fclose(f);
+	}
+
+	for (int r = 0; r < R; r++)
+		clean += !round_dirty[r];
+	use_dirty = !clean;
+
+	printf("\n");
+	printf("satfeed overhead benchmark: tp_btf mode, %d targets, %d rounds interleaved%s\n",
+	       nr_targets, R, o.quick ? " (--quick: short setting, figures are rough)" : "");
+	printf("machine: %s, %ld CPUs, %s; workers pinned to CPU %d\n",
+	       u.release, sysconf(_SC_NPROCESSORS_ONLN), cpu_model, o.cpu);
+	printf("foreign programs on raw_syscalls sys_enter/sys_exit: %s%s\n",
+	       nforeign0 ? foreign0 : "none",
+	       nforeign0 ? "  (config 'none' is NOT untraced)" : "");
+	if (nforeign1 != nforeign0)
+		printf("  ... at the end of the run: %s\n",
+		       nforeign1 ? foreign1 : "none");
+	if (clean < R)
+		printf("rounds with foreign programs on the hooks: %d of %d; %s\n",
+		       R - clean, R,
+		       clean ? "the figures use the clean rounds only" :
+			       "no clean round: the figures use them all and 'none' is not untraced");
+	if (stats_was_on)
+		printf("note: BPF statistics were already on (someone else holds them): timed runs include the accounting\n");
+	printf("Medians over rounds; nothing here is asserted.\n\n");
+	printf("Timed figures: CPU time of the measuring thread (CLOCK_THREAD_CPUTIME_ID),\n"
+	       "fastest of %d batches of a phase, then the median over rounds; BPF\n"
+	       "run-time statistics are off while timing.\n\n",
+	       o.batches);
+
+	printf("1-2. syscall cost, ns per op (statistics off)\n");
+	printf("%-34s %5s %9s %9s %9s %8s %10s\n", "phase", "op", "none",
+	       "empty", "satfeed", "sf/none", "ovh sf/fl");
+	for (int ph = 0; ph < NR_PHASE; ph++) {
+		double a = median(t_ns[CFG_NONE][ph], R);
+		double b = median(t_ns[CFG_EMPTY][ph], R);
+		double c = median(t_ns[CFG_SATFEED][ph], R);
+		/* ratio of the overheads over no tracing: undefined when the
+		 * floor's overhead measured <= 0 (noise) */
+		double q = b > a ? (c - a) / (b - a) : NAN;
+
+		result(a, "time.none.%s", phases[ph].key);
+		result(b, "time.empty.%s", phases[ph].key);
+		result(c, "time.satfeed.%s", phases[ph].key);
+		/* the overhead ratio can be undefined on a noisy machine (the
+		 * floor's overhead measured <= 0 in some round): printed, but
+		 * not a missing measurement */
+		if (res_file)
+			fprintf(res_file, "ratio.overhead.%s %.3f\n",
+				phases[ph].key, q);
+		printf("%-34s %5s %9.1f %9.1f %9.1f %7.2fx %10s\n",
+		       phases[ph].label, phases[ph].unit, a, b, c, c / a,
+		       ratio_str(q));
+	}
+	printf("  ovh sf/fl: (satfeed - none) / (empty - none) of the medians; the floor is 1.00x\n");
+	{
+		double a1 = median(t_ns[CFG_NONE][P_UGETPPID], R);
+		double b1 = median(t_ns[CFG_EMPTY][P_UGETPPID], R);
+		double c1 = median(t_ns[CFG_SATFEED][P_UGETPPID], R);
+		double a2 = median(t_ns[CFG_NONE][P_URW], R);
+		double b2 = median(t_ns[CFG_EMPTY][P_URW], R);
+		double c2 = median(t_ns[CFG_SATFEED][P_URW], R);
+		double q = b1 > a1 ? (c1 - a1) / (b1 - a1) : NAN;
+		double q2 = b2 > a2 ? (c2 - a2) / (b2 - a2) : NAN;
+
+		printf("  target: an unrelated process's syscall overhead <= 1.2x the floor's:\n");
+		printf("          getppid %s (%s), write+read %s (%s)\n",
+		       ratio_str(q), isfinite(q) ? verdict(q <= 1.2) : "undefined: noise",
+		       ratio_str(q2),
+		       isfinite(q2) ? verdict(q2 <= 1.2) : "undefined: noise");
+	}
+
+	printf("\n3. BPF time per program run, ns (kernel accounting: run_time_ns / run_cnt)\n");
+	printf("%-34s %8s %8s %9s %9s %9s %6s\n", "phase", "fl.enter",
+	       "fl.exit", "sf.enter", "sf.exit", "sf.sum", "bg");
+	for (int ph = 0; ph < NR_PHASE; ph++) {
+		double v[2][NR_PR], bg;
+		/* unrelated phases: every run of the phase (they are all
+		 * rejects of one kind); traced phases: the runs caused by the
+		 * target's own syscalls, background removed */
+		double(*src)[NR_PHASE][NR_PR][MAX_ROUNDS] =
+			phases[ph].traced ? b_own : b_all;
+		const char *kind = phases[ph].traced ? "own" : "all";
+
+		for (int c = CFG_EMPTY; c <= CFG_SATFEED; c++)
+			for (int p = 0; p < NR_PR; p++) {
+				v[c - CFG_EMPTY][p] = median(src[c][ph][p], R);
+				result(v[c - CFG_EMPTY][p], "bpf.%s.%s.%s.%s",
+				       cfg_name[c], pr_name[p], phases[ph].key,
+				       kind);
+			}
+		bg = median(b_bg[CFG_SATFEED][ph], R);
+		printf("%-34s %8.1f %8.1f %9.1f %9.1f %9.1f %5.1f%%\n",
+		       phases[ph].label, v[0][PR_ENTER], v[0][PR_EXIT],
+		       v[1][PR_ENTER], v[1][PR_EXIT],
+		       v[1][PR_ENTER] + v[1][PR_EXIT], 100 * bg);
+	}
+	printf("  fl = empty programs (the floor: includes the accounting itself); sf = satfeed;\n");
+	printf("  sum = enter + exit for one syscall of the phase.  Unrelated phases: all runs\n");
+	printf("  during the phase; traced phases: runs of the target's own syscalls, with the\n");
+	printf("  background (bg: share of other runs) charged at the getppid-phase cost.\n");
+	{
+		double ex = median(b_own[CFG_SATFEED][P_TPAIR][PR_EXIT], R);
+		double en = median(b_own[CFG_SATFEED][P_TPAIR][PR_ENTER], R);
+		double fx = median(b_all[CFG_EMPTY][P_UGETPPID][PR_EXIT], R);
+		double fe = median(b_all[CFG_EMPTY][P_UGETPPID][PR_ENTER], R);
+
+		result(en + ex, "bpf.satfeed.traced_event.t_pair");
+		printf("  target: per traced event <= 60 ns BPF time (send/recv of the target):\n");
+		printf("          sys_exit %.1f ns (%s), sys_enter + sys_exit %.1f ns (%s);\n",
+		       ex, verdict(ex <= 60), en + ex, verdict(en + ex <= 60));
+		printf("          net of the floor's accounting: %.1f ns and %.1f ns\n",
+		       ex - fx, en + ex - fe - fx);
+	}
+
+	printf("\n4. map memory at %d targets (memlock from fdinfo, median of rounds)\n",
+	       nr_targets);
+	mem = nr_mem ? (long long)median(mem_bytes, nr_mem) : -1;
+	for (int i = 0; i < nr_maps; i++)
+		printf("  %-16s type %2u  entries %6u  value %6u B  %10lld B\n",
+		       maps[i].name, maps[i].type, maps[i].max_entries,
+		       maps[i].value_size, maps[i].memlock);
+	result(nr_mem ? mem : NAN, "mem.total_bytes");
+	printf("  total %lld B = %.2f MiB; target <= 4 MiB: %s\n", mem,
+	       mem / 1048576.0, verdict(mem <= 4 << 20));
+	if (o.probes) {
+		double e = median(pb_ns[PB_EMPTY], R);
+		double g = median(pb_ns[PB_GATE], R);
+		double sx = median(b_own[CFG_SATFEED][P_TPAIR][PR_EXIT], R);
+		double sw = median(b_own[CFG_SATFEED][P_TRW][PR_EXIT], R);
+
+		printf("\n5. where the time goes: probes (bpf/sfbench_empty.bpf.c) alone on sys_exit,\n"
+		       "   the traced worker's getppid loop, ns per run of its own syscalls\n");
+		printf("  %-40s %8s %8s\n", "probe", "ns/run", "+gate");
+		for (int pb = 0; pb < NR_PB; pb++) {
+			double v = median(pb_ns[pb], R);
+
+			result(v, "probe.%s", pb_key[pb]);
+			if (pb <= PB_GATE)
+				printf("  %-40s %8.1f %8s\n", pb_label[pb], v,
+				       pb == PB_GATE ? "-" : "");
+			else
+				printf("  %-40s %8.1f %+8.1f\n", pb_label[pb],
+				       v, v - g);
+		}
+		printf("  %-40s %8.1f %+8.1f\n", "satfeed sf_sys_exit, traced send/recv",
+		       sx, sx - g);
+		printf("  %-40s %8.1f %+8.1f\n", "satfeed sf_sys_exit, traced write/read",
+		       sw, sw - g);
+		printf("  +gate: minus the gate probe, i.e. the block's own price (the gate is\n"
+		       "  %.1f ns over the empty program)\n", g - e);
+	}
+	if (!counted_ok)
+		printf("\nERROR: satfeed did not count the traced worker's calls: the satfeed figures are not valid\n");
+}
+
+/* ------------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: sfbench [OPTIONS]\n"
+"Measure satfeed's overhead against no tracing and empty programs on the\n"
+"same hooks, interleaved, and print a table.  Needs root.  tests/bench.sh\n"
+"(make bench) is the usual way to run it.\n"
+"\n"
+"  --quick           short setting (3 rounds, 1/20 of the calls)\n"
+"  --rounds N        rounds of every configuration (default 5)\n"
+"  --batches N       timed batches per phase; the fastest counts (default 16)\n"
+"  --no-probes       skip section 5 (where satfeed's time goes)\n"
+"  --scale X         multiply the calls per phase by X\n"
+"  --cpu N           CPU of the measuring workers (default: the last one)\n"
+"  --targets N       satfeed targets, the traced worker included (default 64)\n"
+"  --loader PATH     satfeed-loader (default build/satfeed-loader)\n"
+"  --ctl PATH        satfeedctl (default build/satfeedctl)\n"
+"  --bpffs DIR       private pin root (default /sys/fs/bpf/sfbench-PID; no dots:\n"
+"                    bpffs refuses them)\n"
+"  --results FILE    also write every figure as 'key value' lines\n"
+"  -v, --verbose     show the loader's and satfeedctl's output\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "quick", no_argument, NULL, 'q' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "batches", required_argument, NULL, 'B' },
+		{ "no-probes", no_argument, NULL, 'P' },
+		{ "scale", required_argument, NULL, 's' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "targets", required_argument, NULL, 't' },
+		{ "loader", required_argument, NULL, 'L' },
+		{ "ctl", required_argument, NULL, 'C' },
+		{ "bpffs", required_argument, NULL, 'b' },
+		{ "results", required_argument, NULL, 'o' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	char foreign0[1024], foreign1[1024];
+	int nforeign0, nforeign1, ncpu, opt, err;
+	bool stats_was_on = false, rounds_set = false, scale_set = false;
+	struct sigaction sa = { .sa_handler = on_signal };
+	FILE *f;
+
+	while ((opt = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'q':
+			o.quick = true;
+			break;
+		case 'r':
+			o.rounds = atoi(optarg);
+			rounds_set = true;
+			if (o.rounds < 1 || o.rounds > MAX_ROUNDS) {
+				msg("--rounds: 1 to %d", MAX_ROUNDS);
+				return 2;
+			}
+			break;
+		case 'B':
+			o.batches = atoi(optarg);
+			if (o.batches < 1 || o.batches > 1000) {
+				msg("--batches: 1 to 1000");
+				return 2;
+			}
+			break;
+		case 'P':
+			o.probes = false;
+			break;
+		case 's':
+			o.scale = atof(optarg);
+			scale_set = true;
+			if (!(o.scale > 0 && o.scale <= 100)) {
+				msg("--scale: a number above 0, at most 100");
+				return 2;
+			}
+			break;
+		case 'c':
+			o.cpu = atoi(optarg);
+			break;
+		case 't':
+			o.targets = atoi(optarg);
+			if (o.targets < 1 || o.targets > MAX_TARGETS) {
+				msg("--targets: 1 to %d", MAX_TARGETS);
+				return 2;
+			}
+			break;
+		case 'L':
+			o.loader = optarg;
+			break;
+		case 'C':
+			o.ctl = optarg;
+			break;
+		case 'b':
+			if (optarg[0] != '/' ||
+			    strlen(optarg) >= sizeof(o.root)) {
+				msg("--bpffs: an absolute path");
+				return 2;
+			}
+			snprintf(o.root, sizeof(o.root), "%s", optarg);
+			break;
+		case 'o':
+			o.results = optarg;
+			break;
+		case 'v':
+			o.verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (o.quick) {
+		if (!rounds_set)
+			o.rounds = 3;
+		if (!scale_set)
+			o.scale = 0.05;
+	}
+	if (geteuid()) {
+		msg("needs root (BPF programs, satfeed-loader)");
+		return 1;
+	}
+	if (!o.root[0])
+		snprintf(o.root, sizeof(o.root), "/sys/fs/bpf/sfbench-%d",
+			 getpid());
+	if (!access(o.root, F_OK)) {
+		msg("%s exists: another sfbench (or a stale one) owns it", o.root);
+		return 1;
+	}
+	if (access(o.loader, X_OK) || access(o.ctl, X_OK)) {
+		msg("needs %s and %s (make all)", o.loader, o.ctl);
+		return 1;
+	}
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (o.cpu < 0)
+		o.cpu = ncpu - 1;
+	if (o.cpu >= ncpu) {
+		msg("--cpu %d: this machine has %d CPUs", o.cpu, ncpu);
+		return 2;
+	}
+	f = fopen("/proc/sys/kernel/bpf_stats_enabled", "r");
+	if (f) {
+		stats_was_on = fgetc(f) == '1';
+		fclose(f);
+	}
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	libbpf_set_strict_mode(LIBBPF_STRICT_ALL);
+
+	/* the orchestrator keeps off the measuring CPU when it can */
+	if (ncpu > 1)
+		pin_cpu(o.cpu == 0 ? 1 : 0);
+
+	/* processes first (before any program is attached): 63 idle targets,
+	 * the traced worker, the unrelated worker */
+	idle_start();
+	worker_start(&W_T);
+	worker_start(&W_U);
+	nr_targets = 0;
+	target_pids[nr_targets++] = W_T.pid;
+	for (int i = 0; i < nr_idle; i++)
+		target_pids[nr_targets++] = idle_pids[i];
+	worker_run(&W_T, OP_PING, 0, 0);
+	worker_run(&W_U, OP_PING, 0, 0);
+
+	empty = sfbench_empty_bpf__open();
+	if (!empty)
+		die("cannot open the empty programs: %s", strerror(errno));
+	empty->rodata->sfb_tgid = W_T.pid;
+	if (!o.probes) {
+		struct bpf_program *p;
+
+		bpf_object__for_each_program(p, empty->obj)
+			bpf_program__set_autoload(
+				p, p == empty->progs.sfb_enter ||
+					   p == empty->progs.sfb_exit);
+	}
+	err = sfbench_empty_bpf__load(empty);
+	if (err)
+		die("cannot load the empty programs: %s", strerror(-err));
+	if (o.probes)
+		probes_setup();
+	prog_fds[CFG_EMPTY][PR_ENTER] = bpf_program__fd(empty->progs.sfb_enter);
+	prog_fds[CFG_EMPTY][PR_EXIT] = bpf_program__fd(empty->progs.sfb_exit);
+
+	nforeign0 = foreign_hooks(foreign0, sizeof(foreign0));
+	if (nforeign0)
+		msg("warning: other programs are attached to the syscall hooks: %s",
+		    foreign0);
+	{
+		/* does the unrelated worker share a pid-prefilter bit with a
+		 * target?  Then its traced syscalls pay a hash lookup too. */
+		bool hit = false;
+
+		for (int i = 0; i < nr_targets; i++)
+			hit |= (target_pids[i] % SATFEED_PID_FILTER_BITS) ==
+			       (W_U.pid % SATFEED_PID_FILTER_BITS);
+		if (hit)
+			msg("note: the unrelated worker (pid %d) shares a prefilter bit with a target",
+			    W_U.pid);
+	}
+
+	for (int r = 0; r < o.rounds; r++) {
+		char fb[1024];
+
+		for (int k = 0; k < NR_CFG; k++) {
+			int cfg = (r + k) % NR_CFG;
+
+			if (foreign_hooks(fb, sizeof(fb)))
+				round_dirty[r] = true;
+			fprintf(stderr, PROG ": round %d/%d: %s\n", r + 1,
+				o.rounds, cfg_name[cfg]);
+			if (setup(cfg))
+				die("cannot set up configuration %s",
+				    cfg_name[cfg]);
+			if (cfg == CFG_SATFEED) {
+				long long m = satfeed_memory();
+
+				if (m > 0)
+					mem_bytes[nr_mem++] = m;
+			}
+			run_config(cfg, r);
+			if (foreign_hooks(fb, sizeof(fb)))
+				round_dirty[r] = true;
+			if (teardown(cfg))
+				die("cannot tear down configuration %s",
+				    cfg_name[cfg]);
+		}
+		if (o.probes) {
+			fprintf(stderr, PROG ": round %d/%d: probes\n", r + 1,
+				o.rounds);
+			run_probes(r);
+		}
+		if (round_dirty[r])
+			msg("round %d: other programs were on the syscall hooks",
+			    r + 1);
+	}
+	nforeign1 = foreign_hooks(foreign1, sizeof(foreign1));
+
+	if (o.results) {
+		res_file = fopen(o.results, "w");
+		if (!res_file)
+			die("%s: %s", o.results, strerror(errno));
+	}
+	report(foreign0, nforeign0, foreign1, nforeign1, stats_was_on);
+	if (res_file)
+		fclose(res_file);
+	cleanup();
+	if (!counted_ok || nr_bad) {
+		msg("%d measurement(s) missing%s", nr_bad,
+		    counted_ok ? "" : ", and satfeed did not count the traced calls");
+		return 1;
+	}
+	return 0;
+}
