@@ -111,7 +111,7 @@ for ph in u_getppid u_rw u_epoll t_pair t_rw t_epoll; do
 		for p in enter exit; do expected+=("bpf.$c.$p.$ph.$k"); done
 	done
 done
-expected+=(bpf.satfeed.traced_event.t_pair mem.total_bytes)
+expected+=(bpf.satfeed.traced_event.t_pair mem.total_bytes mem.targets)
 if ! grep -q -- --no-probes <<<"${args[*]:-}"; then
 	for p in empty gate gate_task filter hash direct ktime lock atomic \
 		 sock task sample sample_direct; do
