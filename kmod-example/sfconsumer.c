@@ -55,15 +55,23 @@ static struct {
 	bool pull;
 	bool replace;
 	bool verbose;
+	bool undo_on_error;	/* attach in progress: remove our pins on die() */
 } env = {
 	.root = SATFEED_DEFAULT_ROOT,
 	.push = PUSH_AUTO,
 	.pull = true,
 };
 
+static int remove_pins(void);
+
 static void die(const char *fmt, ...)
 {
 	va_list ap;
+
+	if (env.undo_on_error) {
+		env.undo_on_error = false;
+		remove_pins();
+	}
 
 	fprintf(stderr, "sfconsumer: ");
 	va_start(ap, fmt);
@@ -265,7 +273,19 @@ static void attach_pull(void)
 		die("cannot load the pull consumer: %s (is the satfeed_consumer module loaded? -v shows the verifier log)",
 		    strerror(-err));
 	ops = bpf_object__find_map_by_name(obj, "sfc_pull");
-	link = ops ? bpf_map__attach_struct_ops(ops) : NULL;
+	if (!ops)
+		die("no sfc_pull in the consumer object");
+	/*
+	 * A link whose last pin was just removed (--replace) is released by
+	 * a deferred kernel work; until then the module still holds the old
+	 * consumer and refuses a second one with EEXIST.  Wait for it.
+	 */
+	for (int i = 0; i < 100; i++) {
+		link = bpf_map__attach_struct_ops(ops);
+		if (link || errno != EEXIST || !env.replace)
+			break;
+		usleep(20000);
+	}
 	if (!link)
 		die("cannot register struct_ops satfeed_consumer_ops: %s%s",
 		    strerror(errno),
@@ -381,16 +401,16 @@ static int cmd_attach(void)
 		remove_pins();
 	if (mkdir(env.pins, 0700) && errno != EEXIST)
 		die("cannot create %s: %s", env.pins, strerror(errno));
+	env.undo_on_error = true;	/* all or nothing */
 
 	if (env.pull)
 		attach_pull();
 	if (env.push != PUSH_NONE)
 		attach_push(&n_freplace, &n_fentry);
-	if (env.push != PUSH_NONE && !n_freplace && !n_fentry) {
-		remove_pins();
+	if (env.push != PUSH_NONE && !n_freplace && !n_fentry)
 		die("no program under %s/%s calls %s(): is this satfeed too old?",
 		    env.root, SATFEED_PIN_PROGS, SFC_PUSH_FUNC);
-	}
+	env.undo_on_error = false;
 	printf("sfconsumer attached: pull %s, push on %d engine programs (freplace %d, fentry %d), pins in %s\n",
 	       env.pull ? "struct_ops satfeed_consumer_ops" : "off",
 	       n_freplace + n_fentry, n_freplace, n_fentry, env.pins);

@@ -20,7 +20,7 @@
 #   SF_REQUIRE_ENGINE=1  the engine binaries must be present (default 1;
 #                        0 for module-only development runs)
 #   SF_WINDOW=64         engine window (small, so windows close quickly)
-#   SF_LOW_RATE=100 SF_HIGH_RATE=1000 SF_WORK_US=300  the two load levels
+#   SF_LOW_RATE=100 SF_HIGH_RATE=1200 SF_WORK_US=400  the two load levels
 #   SF_DURATION=2        seconds of measured load per run
 set -u
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -32,8 +32,8 @@ PINS=/sys/fs/bpf/satfeed_consumer
 REQUIRE_ENGINE=${SF_REQUIRE_ENGINE:-1}
 WINDOW=${SF_WINDOW:-64}
 LOW_RATE=${SF_LOW_RATE:-100}
-HIGH_RATE=${SF_HIGH_RATE:-1000}
-WORK_US=${SF_WORK_US:-300}
+HIGH_RATE=${SF_HIGH_RATE:-1200}
+WORK_US=${SF_WORK_US:-400}
 DURATION=${SF_DURATION:-2}
 
 n=0 n_ok=0 n_fail=0
@@ -75,7 +75,8 @@ module_gone() { ! [ -d /sys/module/satfeed_consumer ]; }
 rmmod_settled() { wait_for 5 rmmod satfeed_consumer && module_gone; }
 sfc() { cat $SYS/"$1"; }
 # the struct_ops link is released from a deferred work after the last pin goes
-detached() { wait_for 5 test "$(sfc attached)" = none; }
+attached_none() { [ "$(sfc attached)" = none ]; }
+detached() { wait_for 5 attached_none; }
 nr_progs() { bpftool prog show 2>/dev/null | grep -c '^[0-9]*:'; }
 nr_maps() { bpftool map show 2>/dev/null | grep -c '^[0-9]*:'; }
 
@@ -257,9 +258,11 @@ check "satfeed-loader unload" satfeed-loader unload
 kill "$SP" 2>/dev/null
 wait "$SP" 2>/dev/null
 check "bpffs is empty again" test -z "$(ls -A /sys/fs/bpf)"
-wait_for 5 test "$(nr_progs)" = "$base_progs"
+progs_back() { [ "$(nr_progs)" = "$base_progs" ]; }
+maps_back() { [ "$(nr_maps)" = "$base_maps" ]; }
+wait_for 5 progs_back
 check "no BPF program left ($(nr_progs), baseline $base_progs)" test "$(nr_progs)" = "$base_progs"
-wait_for 5 test "$(nr_maps)" = "$base_maps"
+wait_for 5 maps_back
 check "no BPF map left ($(nr_maps), baseline $base_maps)" test "$(nr_maps)" = "$base_maps"
 check "module gone" module_gone
 
