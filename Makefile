@@ -34,7 +34,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps run test bench install uninstall clean format check-format
+.PHONY: all deps run test vm-test bench install uninstall clean format check-format
 
 PROGS := $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl \
 	 $(OUTPUT)/sfserver $(OUTPUT)/sfload
@@ -115,6 +115,11 @@ run: deps
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(TEST_PROGS)
 	$(Q)bash tests/run.sh
+
+# the Debian 6.12 guest: kmod-example, fentry mode, the engine on a 2nd kernel
+vm-test: deps
+	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/test_kernel
+	$(Q)bash tests/vm/run.sh
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/sfbench

@@ -31,7 +31,7 @@ set -euo pipefail
 
 BUILD=${BUILD:-$ROOT/build}
 REQUIRE_ENGINE=1
-ENGINE_TEST=
+ENGINE_TEST=$ROOT/tests/vm/engine-test.sh
 TIMEOUT=${VM_TIMEOUT:-240}
 APPEND=
 while [ $# -gt 0 ]; do
@@ -67,7 +67,7 @@ gcc -O2 -g -Wall -Wextra -Werror -I"$ROOT/bpf" \
 BINS=(-b /bin/bash -b "$(command -v bpftool)" -b "$KBUILD_OUT/sfconsumer"
       -b "$VM_DIR/sfvmcheck")
 missing=()
-for b in satfeed-loader satfeedctl sfserver sfload; do
+for b in satfeed-loader satfeedctl sfserver sfload test_kernel; do
 	if [ -x "$BUILD/$b" ]; then
 		BINS+=(-b "$BUILD/$b")
 	else

@@ -1,0 +1,62 @@
+#!/bin/bash
+# engine-test.sh - the engine's own tests, run inside the Debian 6.12 guest
+# (tests/vm/run.sh packs it as /engine-test.sh): a second kernel, and the
+# fentry attach mode that the development hosts refuse.
+#  1. test_kernel: exact windows through the BPF code, concurrency on both
+#     CPUs, process exit (tp_btf programs).
+#  2. fentry end to end: load with --attach fentry, drive the bundled server
+#     with the bundled load generator, and require that satfeed counted
+#     exactly the sends the server says it made, and that
+#     windows * N + pending == calls - 1.
+set -u
+pass=0 fail=0
+ok() { echo "engine-test: ok: $*"; pass=$((pass + 1)); }
+bad() { echo "engine-test: FAIL: $*"; fail=$((fail + 1)); }
+# field STREAM KEY < json: an integer field of a stream object
+field() { sed -n "s/.*\"$1\":{[^}]*\"$2\":\([0-9]*\).*/\1/p"; }
+
+if test_kernel; then ok "test_kernel"; else bad "test_kernel"; fi
+
+N=64
+if satfeed-loader --attach fentry --window $N load; then
+	ok "load --attach fentry"
+else
+	bad "load --attach fentry"
+	echo "engine-test: $pass passed, $fail failed"
+	exit 1
+fi
+satfeedctl show --json | grep -q '"attach_mode":"fentry"' &&
+	ok "attach mode is fentry" || bad "attach mode is not fentry"
+
+sfserver --port 0 --port-file /tmp/port > /tmp/server.out &
+SP=$!
+for _ in $(seq 50); do [ -s /tmp/port ] && break; sleep 0.1; done
+satfeedctl add --pid $SP >/dev/null && ok "add server" || bad "add server"
+sfload --rate 300 --duration 4 127.0.0.1:$(cat /tmp/port) >/dev/null ||
+	bad "sfload"
+sleep 0.5
+json=$(satfeedctl show --json)
+kill -TERM $SP
+wait $SP
+served=$(sed -n 's/^sfserver: served \([0-9]*\) requests.*/\1/p' /tmp/server.out)
+calls=$(echo "$json" | field send calls)
+seq=$(echo "$json" | field send seq)
+pending=$(echo "$json" | field send pending)
+rcalls=$(echo "$json" | field recv calls)
+pcalls=$(echo "$json" | field poll calls)
+echo "engine-test: served=$served send: calls=$calls seq=$seq pending=$pending; recv calls=$rcalls; poll calls=$pcalls"
+[ -n "$served" ] && [ "$served" -gt 0 ] && [ "$calls" = "$served" ] &&
+	ok "fentry: send calls == requests served ($served)" ||
+	bad "fentry: send calls $calls != requests served $served"
+[ -n "$seq" ] && [ $((seq * N + pending)) = $((calls - 1)) ] &&
+	ok "fentry: windows*N + pending == calls - 1" ||
+	bad "fentry: windows $seq * $N + $pending != $calls - 1"
+[ "${seq:-0}" -ge 2 ] && ok "fentry: $seq windows closed" ||
+	bad "fentry: only ${seq:-0} windows closed"
+[ "${rcalls:-0}" -gt 0 ] && [ "${pcalls:-0}" -gt 0 ] &&
+	ok "fentry: recv and poll streams counted" ||
+	bad "fentry: recv $rcalls / poll $pcalls calls"
+satfeed-loader unload >/dev/null && ok "unload" || bad "unload"
+[ -z "$(ls -A /sys/fs/bpf)" ] && ok "bpffs empty" || bad "bpffs not empty"
+echo "engine-test: $pass passed, $fail failed"
+[ $fail -eq 0 ]
