@@ -21,7 +21,11 @@
  *    workers.  epoll_wait(2) is always called with an infinite timeout, so
  *    an idle server makes no system calls at all (no periodic wake-ups that
  *    would pollute satfeed's poll stream).
- *  - Level-triggered epoll; a readable connection is read until EAGAIN.
+ *  - Level-triggered epoll; a readable connection is read until EAGAIN, or
+ *    for at most MAX_READS_PER_EVENT reads (512 requests) so that a client
+ *    sending faster than the server can serve cannot starve the worker's
+ *    other connections (memcached's reqs_per_event does the same); the
+ *    level-triggered epoll_wait(2) reports the connection again.
  *  - If a send would block (the client stopped reading), the unsent part of
  *    that one response is kept, the connection switches from EPOLLIN to
  *    EPOLLOUT, and processing of its remaining buffered requests resumes once
@@ -64,6 +68,7 @@
 #define SF_DEFAULT_PORT		9700
 #define CONN_BUF_SIZE		4096		/* 128 requests */
 #define MAX_EVENTS		64
+#define MAX_READS_PER_EVENT	16
 
 #define EXIT_BADARGS		2
 
@@ -461,10 +466,11 @@ static int conn_serve(struct conn *c)
 /* Returns -1 when the connection must be closed. */
 static int conn_readable(struct conn *c)
 {
+	unsigned int reads;
 	ssize_t n;
 	int ret;
 
-	for (;;) {
+	for (reads = 0; reads < MAX_READS_PER_EVENT; reads++) {
 		n = conn_recv(c->fd, c->in + c->in_len,
 			      sizeof(c->in) - c->in_len);
 		if (n < 0) {
@@ -484,6 +490,7 @@ static int conn_readable(struct conn *c)
 			/* Blocked on send: stop reading until it drains. */
 			return conn_set_events(c, EPOLLOUT);
 	}
+	return 0;
 }
 
 static int conn_writable(struct conn *c)
