@@ -13,7 +13,8 @@ pass=0 fail=0
 ok() { echo "engine-test: ok: $*"; pass=$((pass + 1)); }
 bad() { echo "engine-test: FAIL: $*"; fail=$((fail + 1)); }
 # field STREAM KEY < json: an integer field of a stream object
-field() { sed -n "s/.*\"$1\":{[^}]*\"$2\":\([0-9]*\).*/\1/p"; }
+field() { sed -n "s/.*\"$1\":{\"seq\":[0-9]*,[^}]*\"$2\":\([0-9]*\).*/\1/p"; }
+seqof() { sed -n "s/.*\"$1\":{\"seq\":\([0-9]*\),.*/\1/p"; }
 
 if test_kernel; then ok "test_kernel"; else bad "test_kernel"; fi
 
@@ -40,7 +41,7 @@ kill -TERM $SP
 wait $SP
 served=$(sed -n 's/^sfserver: served \([0-9]*\) requests.*/\1/p' /tmp/server.out)
 calls=$(echo "$json" | field send calls)
-seq=$(echo "$json" | field send seq)
+seq=$(echo "$json" | seqof send)
 pending=$(echo "$json" | field send pending)
 rcalls=$(echo "$json" | field recv calls)
 pcalls=$(echo "$json" | field poll calls)
