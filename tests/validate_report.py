@@ -218,9 +218,9 @@ def load_csv(path):
 def knees(rows, cap, low_n=3, var_x=3.0, p99_x=10.0, poll_frac=0.9):
     """Level index (0-based) of each knee, or None.  Rules in the docs:
 
-    variance: first level whose var exceeds var_x times the lowest var of
-      the levels below it (gaps shrink as 1/rate, so a rise is a change of
-      regime, not load);
+    variance: first level (from the third on) whose var exceeds var_x
+      times the median var of all levels below it (gaps shrink as 1/rate,
+      so a rise against that trend is a change of regime);
     poll: first level from which every later poll mean lies within
       (1 - poll_frac) of the total drop above the lowest poll mean;
     p99: first level whose p99 exceeds p99_x times the median p99 of the
@@ -230,15 +230,15 @@ def knees(rows, cap, low_n=3, var_x=3.0, p99_x=10.0, poll_frac=0.9):
     k = {}
     for sig in ("var_send_ns2", "var_recv_ns2"):
         k[sig] = None
-        lowest = None
+        below = []
         for i, r in enumerate(rows):
             v = r[sig]
             if not fin(v):
                 continue
-            if lowest is not None and v > var_x * lowest:
+            if len(below) >= 2 and v > var_x * statistics.median(below):
                 k[sig] = i
                 break
-            lowest = v if lowest is None else min(lowest, v)
+            below.append(v)
     base = statistics.median(r["p99_us"] for r in rows[:low_n])
     k["p99_us"] = next((i for i, r in enumerate(rows)
                         if r["p99_us"] > p99_x * base), None)
