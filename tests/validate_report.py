@@ -288,13 +288,14 @@ def plots(outdir, name, rows, cap, fit):
 set output '{o}/{n}_rps.png'
 set multiplot layout 2,1 title "{n}: RPS_obs (satfeed, in kernel) vs real RPS (sfload)  R^2 = {r2:.5f}" noenhanced
 set size 1,0.68; set origin 0,0.32
-set ylabel 'RPS_obs'
+set ylabel 'RPS_obs (send windows)' noenhanced
 set xlabel ''
+set key bottom right
 f(x) = {a}*x + {b}
 plot '{d}' u 2:3 w p pt 7 ps 1.3 t 'levels', f(x) w l lw 2 t sprintf('fit: %.4f x + %.1f', {a}, {b}), x w l dt 2 t 'y = x'
 set size 1,0.32; set origin 0,0
 set ylabel 'residual (% of real)'
-set xlabel 'real RPS (sfload served_rps)'
+set xlabel 'real RPS (sfload served_rps)' noenhanced
 set key off
 plot '{d}' u 2:4 w impulses lw 3, '' u 2:4 w p pt 7, 0 w l lt -1
 unset multiplot
