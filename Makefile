@@ -34,7 +34,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps run test vm-test bench install uninstall clean format check-format
+.PHONY: all deps run test vm-test validate bench install uninstall clean format check-format
 
 PROGS := $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl \
 	 $(OUTPUT)/sfserver $(OUTPUT)/sfload
@@ -120,6 +120,11 @@ test: deps
 vm-test: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/test_kernel
 	$(Q)bash tests/vm/run.sh
+
+# fidelity: memcached and sfserver sweeps, R^2, plots (docs/validation.md)
+validate: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bash tests/validate.sh
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/sfbench

@@ -14,6 +14,7 @@ suites=(
 	"bash tests/test_cli.sh"
 	"bash tests/test_e2e.sh"
 	"bash tests/bench.sh --quick"
+	"bash tests/validate.sh --quick"
 	"bash tests/vm/run.sh"
 )
 # SATFEED_TESTS="test_kernel test_cli" runs only suites whose text matches.
