@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench.sh - satfeed's overhead benchmark; `make bench` runs it.
 #
-#   bash tests/bench.sh            full run (5 rounds, a few minutes)
+#   bash tests/bench.sh            full run (7 rounds, about two minutes)
 #   bash tests/bench.sh --quick    short setting (< 60 s): `make test` runs it
 #                                  to check that every measurement is made and
 #                                  the output is well formed
@@ -17,7 +17,7 @@
 # under /sys/fs/bpf/sfbench-<pid>, empty programs, worker processes, the BPF
 # statistics switch); this script checks afterwards, unloads anything left
 # under its pin root, restores kernel.bpf_stats_enabled, and unmounts bpffs
-# if it had to mount it.  Files: $OUTPUT/bench/{table.txt,results.txt,log.txt}.
+# if it had to mount it.  Files: $OUTPUT/bench/{table.txt,results.txt,rounds.txt,log.txt}.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -88,7 +88,7 @@ start=$(date +%s)
 # sfbench pins its measuring workers to one CPU itself (sched_setaffinity,
 # what taskset does) and keeps its orchestrating process on another.
 "$B/sfbench" --bpffs "$ROOT" --loader "$B/satfeed-loader" --ctl "$B/satfeedctl" \
-	--results "$OUT/results.txt" "${args[@]}" \
+	--results "$OUT/results.txt" --raw "$OUT/rounds.txt" "${args[@]}" \
 	>"$OUT/table.txt" 2> >(tee "$OUT/log.txt" >&2) &
 bench_pid=$!
 wait "$bench_pid"

@@ -103,17 +103,17 @@ static const struct phase_desc {
 	long n;			/* ops in a full run */
 } phases[NR_PHASE] = {
 	[P_UGETPPID] = { "u_getppid", "unrelated getppid()", "call", false,
-			 OP_GETPPID, 1, 1000000 },
+			 OP_GETPPID, 1, 600000 },
 	[P_URW] = { "u_rw", "unrelated write+read, socketpair", "pair", false,
-		    OP_RW, 2, 150000 },
+		    OP_RW, 2, 100000 },
 	[P_UEPOLL] = { "u_epoll", "unrelated epoll_wait(0)", "call", false,
-		       OP_EPOLL, 1, 400000 },
+		       OP_EPOLL, 1, 250000 },
 	[P_TPAIR] = { "t_pair", "traced send+recv, socketpair", "pair", true,
-		      OP_PAIR, 2, 150000 },
+		      OP_PAIR, 2, 100000 },
 	[P_TRW] = { "t_rw", "traced write+read, socketpair", "pair", true,
-		    OP_RW, 2, 150000 },
+		    OP_RW, 2, 100000 },
 	[P_TEPOLL] = { "t_epoll", "traced epoll_wait(0)", "call", true,
-		       OP_EPOLL, 1, 400000 },
+		       OP_EPOLL, 1, 250000 },
 };
 
 static struct opts {
@@ -129,8 +129,9 @@ static struct opts {
 	const char *ctl;
 	char root[128];
 	const char *results;
+	const char *raw;
 } o = {
-	.rounds = 5,
+	.rounds = 7,
 	.batches = 16,
 	.probes = true,
 	.scale = 1.0,
@@ -768,6 +769,20 @@ static double b_all[NR_CFG][NR_PHASE][NR_PR][MAX_ROUNDS];
 /* per run caused by the phase's own syscalls (background removed) */
 static double b_own[NR_CFG][NR_PHASE][NR_PR][MAX_ROUNDS];
 static double b_bg[NR_CFG][NR_PHASE][MAX_ROUNDS];	/* background share */
+/* foreign programs seen on the hooks during a configuration's round */
+static bool dirty[NR_CFG][MAX_ROUNDS];
+static char foreign_seen[1024];
+
+static void check_foreign(int cfg, int round)
+{
+	char buf[1024];
+
+	if (foreign_hooks(buf, sizeof(buf))) {
+		dirty[cfg][round] = true;
+		snprintf(foreign_seen, sizeof(foreign_seen), "%s", buf);
+	}
+}
+
 static double mem_bytes[MAX_ROUNDS];
 static int nr_mem;
 static int nr_indexed = -1;
@@ -789,6 +804,7 @@ static void run_config(int cfg, int round)
 	for (int ph = 0; ph < NR_PHASE; ph++) {
 		struct worker *w = phases[ph].traced ? &W_T : &W_U;
 
+		check_foreign(cfg, round);
 		if (cfg == CFG_SATFEED && ph == P_TPAIR)
 			calls0 = satfeed_calls(SATFEED_STREAM_SEND);
 		t_ns[cfg][ph][round] = worker_run(w, phases[ph].op,
@@ -806,6 +822,7 @@ static void run_config(int cfg, int round)
 			}
 		}
 	}
+	check_foreign(cfg, round);
 	if (cfg == CFG_NONE)
 		return;
 
@@ -819,6 +836,7 @@ static void run_config(int cfg, int round)
 		double own_events, bg_events = 0;
 		struct res r;
 
+		check_foreign(cfg, round);
 		worker_run(w, OP_PING, 0, 0);
 		for (int p = 0; p < NR_PR; p++)
 			before[p] = prog_stat(prog_fds[cfg][p]);
@@ -849,6 +867,7 @@ static void run_config(int cfg, int round)
 	}
 	close(stats_fd);
 	stats_fd = -1;
+	check_foreign(cfg, round);
 }
 
 static int setup(int cfg)
@@ -1041,17 +1060,25 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static bool round_dirty[MAX_ROUNDS];	/* foreign programs on the hooks */
-static bool use_dirty;			/* no clean round: use them all */
+static int nr_clean(int cfg)
+{
+	int n = 0;
 
-/* median of v[0..n) (n > o.rounds: not per round, all of them) */
-static double median(const double *v, int n)
+	for (int r = 0; r < o.rounds; r++)
+		n += !dirty[cfg][r];
+	return n;
+}
+
+/* Median over the rounds of configuration cfg that had no foreign program
+ * on the hooks (all of them if none was clean); cfg < 0: of v[0..n). */
+static double median_of(const double *v, int n, int cfg)
 {
 	double s[MAX_ROUNDS];
 	int m = 0, want = 0;
+	bool filter = cfg >= 0 && nr_clean(cfg) > 0;
 
 	for (int i = 0; i < n; i++) {
-		if (n == o.rounds && round_dirty[i] && !use_dirty)
+		if (filter && dirty[cfg][i])
 			continue;
 		want++;
 		if (isfinite(v[i]))
@@ -1062,6 +1089,8 @@ static double median(const double *v, int n)
 	qsort(s, m, sizeof(s[0]), cmp_double);
 	return m % 2 ? s[m / 2] : (s[m / 2 - 1] + s[m / 2]) / 2;
 }
+
+#define MED(arr, cfg) median_of((arr), o.rounds, (cfg))
 
 static FILE *res_file;
 static int nr_bad;
@@ -1108,7 +1137,7 @@ static const char *verdict(bool ok)
 static void report(const char *foreign0, int nforeign0, const char *foreign1,
 		   int nforeign1, bool stats_was_on)
 {
-	int R = o.rounds, clean = 0;
+	int R = o.rounds;
 	struct utsname u;
 	char cpu_model[128] = "unknown";
 	FILE *f;
@@ -1134,9 +1163,6 @@ static void report(const char *foreign0, int nforeign0, const char *foreign1,
 		fclose(f);
 	}
 
-	for (int r = 0; r < R; r++)
-		clean += !round_dirty[r];
-	use_dirty = !clean;
 
 	printf("\n");
 	printf("satfeed overhead benchmark: tp_btf mode, %d targets, %d rounds interleaved%s\n",
@@ -1149,11 +1175,12 @@ static void report(const char *foreign0, int nforeign0, const char *foreign1,
 	if (nforeign1 != nforeign0)
 		printf("  ... at the end of the run: %s\n",
 		       nforeign1 ? foreign1 : "none");
-	if (clean < R)
-		printf("rounds with foreign programs on the hooks: %d of %d; %s\n",
-		       R - clean, R,
-		       clean ? "the figures use the clean rounds only" :
-			       "no clean round: the figures use them all and 'none' is not untraced");
+	for (int c = 0; c < NR_CFG; c++)
+		if (nr_clean(c) < R)
+			printf("config %-7s: %d of %d rounds saw foreign programs on the hooks (%s); %s\n",
+			       cfg_name[c], R - nr_clean(c), R, foreign_seen,
+			       nr_clean(c) ? "its medians use the clean rounds" :
+					     "no clean round: its medians use them all");
 	if (stats_was_on)
 		printf("note: BPF statistics were already on (someone else holds them): timed runs include the accounting\n");
 	printf("Medians over rounds; nothing here is asserted.\n\n");
@@ -1166,9 +1193,9 @@ static void report(const char *foreign0, int nforeign0, const char *foreign1,
 	printf("%-34s %5s %9s %9s %9s %8s %10s\n", "phase", "op", "none",
 	       "empty", "satfeed", "sf/none", "ovh sf/fl");
 	for (int ph = 0; ph < NR_PHASE; ph++) {
-		double a = median(t_ns[CFG_NONE][ph], R);
-		double b = median(t_ns[CFG_EMPTY][ph], R);
-		double c = median(t_ns[CFG_SATFEED][ph], R);
+		double a = MED(t_ns[CFG_NONE][ph], CFG_NONE);
+		double b = MED(t_ns[CFG_EMPTY][ph], CFG_EMPTY);
+		double c = MED(t_ns[CFG_SATFEED][ph], CFG_SATFEED);
 		/* ratio of the overheads over no tracing: undefined when the
 		 * floor's overhead measured <= 0 (noise) */
 		double q = b > a ? (c - a) / (b - a) : NAN;
@@ -1188,12 +1215,12 @@ static void report(const char *foreign0, int nforeign0, const char *foreign1,
 	}
 	printf("  ovh sf/fl: (satfeed - none) / (empty - none) of the medians; the floor is 1.00x\n");
 	{
-		double a1 = median(t_ns[CFG_NONE][P_UGETPPID], R);
-		double b1 = median(t_ns[CFG_EMPTY][P_UGETPPID], R);
-		double c1 = median(t_ns[CFG_SATFEED][P_UGETPPID], R);
-		double a2 = median(t_ns[CFG_NONE][P_URW], R);
-		double b2 = median(t_ns[CFG_EMPTY][P_URW], R);
-		double c2 = median(t_ns[CFG_SATFEED][P_URW], R);
+		double a1 = MED(t_ns[CFG_NONE][P_UGETPPID], CFG_NONE);
+		double b1 = MED(t_ns[CFG_EMPTY][P_UGETPPID], CFG_EMPTY);
+		double c1 = MED(t_ns[CFG_SATFEED][P_UGETPPID], CFG_SATFEED);
+		double a2 = MED(t_ns[CFG_NONE][P_URW], CFG_NONE);
+		double b2 = MED(t_ns[CFG_EMPTY][P_URW], CFG_EMPTY);
+		double c2 = MED(t_ns[CFG_SATFEED][P_URW], CFG_SATFEED);
 		double q = b1 > a1 ? (c1 - a1) / (b1 - a1) : NAN;
 		double q2 = b2 > a2 ? (c2 - a2) / (b2 - a2) : NAN;
 
@@ -1218,12 +1245,12 @@ static void report(const char *foreign0, int nforeign0, const char *foreign1,
 
 		for (int c = CFG_EMPTY; c <= CFG_SATFEED; c++)
 			for (int p = 0; p < NR_PR; p++) {
-				v[c - CFG_EMPTY][p] = median(src[c][ph][p], R);
+				v[c - CFG_EMPTY][p] = MED(src[c][ph][p], c);
 				result(v[c - CFG_EMPTY][p], "bpf.%s.%s.%s.%s",
 				       cfg_name[c], pr_name[p], phases[ph].key,
 				       kind);
 			}
-		bg = median(b_bg[CFG_SATFEED][ph], R);
+		bg = MED(b_bg[CFG_SATFEED][ph], CFG_SATFEED);
 		printf("%-34s %8.1f %8.1f %9.1f %9.1f %9.1f %5.1f%%\n",
 		       phases[ph].label, v[0][PR_ENTER], v[0][PR_EXIT],
 		       v[1][PR_ENTER], v[1][PR_EXIT],
@@ -1234,10 +1261,10 @@ static void report(const char *foreign0, int nforeign0, const char *foreign1,
 	printf("  during the phase; traced phases: runs of the target's own syscalls, with the\n");
 	printf("  background (bg: share of other runs) charged at the getppid-phase cost.\n");
 	{
-		double ex = median(b_own[CFG_SATFEED][P_TPAIR][PR_EXIT], R);
-		double en = median(b_own[CFG_SATFEED][P_TPAIR][PR_ENTER], R);
-		double fx = median(b_all[CFG_EMPTY][P_UGETPPID][PR_EXIT], R);
-		double fe = median(b_all[CFG_EMPTY][P_UGETPPID][PR_ENTER], R);
+		double ex = MED(b_own[CFG_SATFEED][P_TPAIR][PR_EXIT], CFG_SATFEED);
+		double en = MED(b_own[CFG_SATFEED][P_TPAIR][PR_ENTER], CFG_SATFEED);
+		double fx = MED(b_all[CFG_EMPTY][P_UGETPPID][PR_EXIT], CFG_EMPTY);
+		double fe = MED(b_all[CFG_EMPTY][P_UGETPPID][PR_ENTER], CFG_EMPTY);
 
 		result(en + ex, "bpf.satfeed.traced_event.t_pair");
 		printf("  target: per traced event <= 60 ns BPF time (send/recv of the target):\n");
@@ -1250,7 +1277,7 @@ static void report(const char *foreign0, int nforeign0, const char *foreign1,
 	printf("\n4. map memory at %d targets (%d in sf_pid_index; memlock from fdinfo)\n",
 	       nr_targets, nr_indexed);
 	result(nr_indexed == nr_targets ? nr_indexed : NAN, "mem.targets");
-	mem = nr_mem ? (long long)median(mem_bytes, nr_mem) : -1;
+	mem = nr_mem ? (long long)median_of(mem_bytes, nr_mem, -1) : -1;
 	for (int i = 0; i < nr_maps; i++)
 		printf("  %-16s %-13s entries %5u  value %5u B  %9lld B\n",
 		       maps[i].name,
@@ -1264,16 +1291,16 @@ static void report(const char *foreign0, int nforeign0, const char *foreign1,
 	       "  storage elements (one per thread of a target inside a wait) are charged to\n"
 	       "  the task and not included.\n", SATFEED_MAX_TARGETS);
 	if (o.probes) {
-		double e = median(pb_ns[PB_EMPTY], R);
-		double g = median(pb_ns[PB_GATE], R);
-		double sx = median(b_own[CFG_SATFEED][P_TPAIR][PR_EXIT], R);
-		double sw = median(b_own[CFG_SATFEED][P_TRW][PR_EXIT], R);
+		double e = MED(pb_ns[PB_EMPTY], -1);
+		double g = MED(pb_ns[PB_GATE], -1);
+		double sx = MED(b_own[CFG_SATFEED][P_TPAIR][PR_EXIT], CFG_SATFEED);
+		double sw = MED(b_own[CFG_SATFEED][P_TRW][PR_EXIT], CFG_SATFEED);
 
 		printf("\n5. where the time goes: probes (bpf/sfbench_empty.bpf.c) alone on sys_exit,\n"
 		       "   the traced worker's getppid loop, ns per run of its own syscalls\n");
 		printf("  %-40s %8s %8s\n", "probe", "ns/run", "+gate");
 		for (int pb = 0; pb < NR_PB; pb++) {
-			double v = median(pb_ns[pb], R);
+			double v = MED(pb_ns[pb], -1);
 
 			result(v, "probe.%s", pb_key[pb]);
 			if (pb <= PB_GATE)
@@ -1294,6 +1321,36 @@ static void report(const char *foreign0, int nforeign0, const char *foreign1,
 		printf("\nERROR: satfeed did not count the traced worker's calls: the satfeed figures are not valid\n");
 }
 
+/* every round's figures: what the medians were taken of */
+static void write_raw(void)
+{
+	FILE *f = fopen(o.raw, "w");
+
+	if (!f) {
+		msg("%s: %s", o.raw, strerror(errno));
+		return;
+	}
+	fprintf(f, "# config phase round foreign ns_per_op bpf_enter_ns bpf_exit_ns\n");
+	for (int c = 0; c < NR_CFG; c++)
+		for (int ph = 0; ph < NR_PHASE; ph++)
+			for (int r = 0; r < o.rounds; r++) {
+				double(*src)[NR_PHASE][NR_PR][MAX_ROUNDS] =
+					phases[ph].traced ? b_own : b_all;
+
+				fprintf(f, "%s %s %d %d %.1f %.1f %.1f\n",
+					cfg_name[c], phases[ph].key, r + 1,
+					dirty[c][r], t_ns[c][ph][r],
+					c == CFG_NONE ? NAN : src[c][ph][PR_ENTER][r],
+					c == CFG_NONE ? NAN : src[c][ph][PR_EXIT][r]);
+			}
+	if (o.probes)
+		for (int pb = 0; pb < NR_PB; pb++)
+			for (int r = 0; r < o.rounds; r++)
+				fprintf(f, "probe %s %d 0 nan nan %.1f\n",
+					pb_key[pb], r + 1, pb_ns[pb][r]);
+	fclose(f);
+}
+
 /* ------------------------------------------------------------------ */
 
 static void usage(FILE *f)
@@ -1304,8 +1361,8 @@ static void usage(FILE *f)
 "same hooks, interleaved, and print a table.  Needs root.  tests/bench.sh\n"
 "(make bench) is the usual way to run it.\n"
 "\n"
-"  --quick           short setting (3 rounds, 1/20 of the calls)\n"
-"  --rounds N        rounds of every configuration (default 5)\n"
+"  --quick           short setting (3 rounds, 1/12 of the calls)\n"
+"  --rounds N        rounds of every configuration (default 7)\n"
 "  --batches N       timed batches per phase; the fastest counts (default 16)\n"
 "  --no-probes       skip section 5 (where satfeed's time goes)\n"
 "  --scale X         multiply the calls per phase by X\n"
@@ -1316,6 +1373,7 @@ static void usage(FILE *f)
 "  --bpffs DIR       private pin root (default /sys/fs/bpf/sfbench-PID; no dots:\n"
 "                    bpffs refuses them)\n"
 "  --results FILE    also write every figure as 'key value' lines\n"
+"  --raw FILE        and every round's figures, one line per round\n"
 "  -v, --verbose     show the loader's and satfeedctl's output\n");
 }
 
@@ -1333,6 +1391,7 @@ int main(int argc, char **argv)
 		{ "ctl", required_argument, NULL, 'C' },
 		{ "bpffs", required_argument, NULL, 'b' },
 		{ "results", required_argument, NULL, 'o' },
+		{ "raw", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -1401,6 +1460,9 @@ int main(int argc, char **argv)
 		case 'o':
 			o.results = optarg;
 			break;
+		case 'R':
+			o.raw = optarg;
+			break;
 		case 'v':
 			o.verbose = true;
 			break;
@@ -1420,7 +1482,7 @@ int main(int argc, char **argv)
 		if (!rounds_set)
 			o.rounds = 3;
 		if (!scale_set)
-			o.scale = 0.05;
+			o.scale = 1.0 / 12;
 	}
 	if (geteuid()) {
 		msg("needs root (BPF programs, satfeed-loader)");
@@ -1510,13 +1572,9 @@ int main(int argc, char **argv)
 	}
 
 	for (int r = 0; r < o.rounds; r++) {
-		char fb[1024];
-
 		for (int k = 0; k < NR_CFG; k++) {
 			int cfg = (r + k) % NR_CFG;
 
-			if (foreign_hooks(fb, sizeof(fb)))
-				round_dirty[r] = true;
 			fprintf(stderr, PROG ": round %d/%d: %s\n", r + 1,
 				o.rounds, cfg_name[cfg]);
 			if (setup(cfg))
@@ -1530,8 +1588,6 @@ int main(int argc, char **argv)
 				nr_indexed = satfeed_nr_indexed();
 			}
 			run_config(cfg, r);
-			if (foreign_hooks(fb, sizeof(fb)))
-				round_dirty[r] = true;
 			if (teardown(cfg))
 				die("cannot tear down configuration %s",
 				    cfg_name[cfg]);
@@ -1541,9 +1597,10 @@ int main(int argc, char **argv)
 				o.rounds);
 			run_probes(r);
 		}
-		if (round_dirty[r])
-			msg("round %d: other programs were on the syscall hooks",
-			    r + 1);
+		for (int c = 0; c < NR_CFG; c++)
+			if (dirty[c][r])
+				msg("round %d: other programs were on the syscall hooks during '%s'",
+				    r + 1, cfg_name[c]);
 	}
 	nforeign1 = foreign_hooks(foreign1, sizeof(foreign1));
 
@@ -1553,6 +1610,8 @@ int main(int argc, char **argv)
 			die("%s: %s", o.results, strerror(errno));
 	}
 	report(foreign0, nforeign0, foreign1, nforeign1, stats_was_on);
+	if (o.raw)
+		write_raw();
 	if (res_file)
 		fclose(res_file);
 	cleanup();
