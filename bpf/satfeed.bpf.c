@@ -34,6 +34,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "satfeed.h"
+#include "satfeed_maps.bpf.h"
 #include "window_math.h"
 #include "satfeed_internal.h"
 
@@ -55,29 +56,8 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct satfeed_info);
-} sf_info SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
 	__type(value, struct satfeed_config);
 } sf_config SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SATFEED_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, struct satfeed_target);
-} sf_targets SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SATFEED_MAX_TARGETS * SATFEED_NR_STREAMS);
-	__type(key, __u32);
-	__type(value, struct satfeed_stream);
-} sf_streams SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

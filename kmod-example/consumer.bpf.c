@@ -20,33 +20,13 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "satfeed.h"
+#include "satfeed_maps.bpf.h"
 #include "satfeed_consumer.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 #define SFC_ENOENT	2
 #define SFC_EINVAL	22
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct satfeed_info);
-} sf_info SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SATFEED_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, struct satfeed_target);
-} sf_targets SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SATFEED_MAX_TARGETS * SATFEED_NR_STREAMS);
-	__type(key, __u32);
-	__type(value, struct satfeed_stream);
-} sf_streams SEC(".maps");
 
 extern int satfeed_consumer_answer(__u64 token, void *answer,
 				   __u32 answer__sz) __ksym;
