@@ -75,10 +75,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sf_proto.h"
 #include "sfload_hist.h"
 
 #define NSEC			1000000000ull
-#define SF_MSG_SIZE		32	/* must match sfserver.c */
 #define MAX_CONNECTIONS		1024
 #define MAX_REQUESTS		50000000ull
 #define MAX_RATE		1e8
@@ -735,18 +735,11 @@ static int mc_parse(const unsigned char *p, size_t len, size_t *used,
 static size_t build_request(unsigned char *buf, uint64_t i, uint64_t t,
 			    uint64_t *rng, const unsigned char *value)
 {
-	uint64_t le;
-	uint32_t key, w;
+	uint32_t key;
 	size_t len;
 
 	if (cfg.proto == PROTO_SF) {
-		memset(buf, 0, SF_MSG_SIZE);
-		le = htole64(i);
-		memcpy(buf, &le, 8);
-		le = htole64(t);
-		memcpy(buf + 8, &le, 8);
-		w = htole32(cfg.work_us);
-		memcpy(buf + 16, &w, 4);
+		sf_msg_put(buf, i, t, cfg.work_us);
 		return SF_MSG_SIZE;
 	}
 	key = (uint32_t)(((rng_next(rng) >> 32) * cfg.keys) >> 32);
@@ -980,7 +973,7 @@ static void conn_readable(int epfd, struct conn *c)
 {
 	size_t off = 0, used;
 	bool is_err, miss;
-	uint64_t t, id;
+	uint64_t t;
 	ssize_t n;
 	int r;
 
@@ -1003,8 +996,7 @@ static void conn_readable(int epfd, struct conn *c)
 	c->len += n;
 	if (cfg.proto == PROTO_SF) {
 		for (; c->len - off >= SF_MSG_SIZE; off += SF_MSG_SIZE) {
-			memcpy(&id, c->buf + off, 8);
-			reply_matched(le64toh(id), t, false);
+			reply_matched(sf_msg_id(c->buf + off), t, false);
 		}
 	} else {
 		while ((r = mc_parse(c->buf + off, c->len - off, &used,

@@ -35,8 +35,7 @@
  *	__le64 id; __le64 send_time_ns; __le32 work_us; __le32 flags;
  *	__le64 reserved;
  * The response echoes id and send_time_ns; work_us holds the service time
- * actually spun, flags and reserved are zero.  sfload.c carries a copy of
- * this layout.
+ * actually spun, flags and reserved are zero (tools/sf_proto.h).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -62,7 +61,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SF_MSG_SIZE		32
+#include "sf_proto.h"
+
 #define SF_MAX_WORK_US		10000000u	/* 10 s */
 #define SF_MAX_THREADS		256
 #define SF_DEFAULT_PORT		9700
@@ -429,22 +429,17 @@ static int conn_serve(struct conn *c)
 {
 	const unsigned char *req;
 	unsigned int work;
-	uint32_t w32;
 	int ret;
 
 	while (c->in_len - c->in_off >= SF_MSG_SIZE) {
 		req = c->in + c->in_off;
-		memcpy(&w32, req + 16, sizeof(w32));
-		work = le32toh(w32);
+		work = sf_msg_work_us(req);
 		if (!work || work > SF_MAX_WORK_US)
 			work = cfg.work_us;
 		if (work)
 			spin_us(work);
 
-		memset(c->out, 0, SF_MSG_SIZE);
-		memcpy(c->out, req, 16);	/* id, send_time_ns */
-		w32 = htole32(work);
-		memcpy(c->out + 16, &w32, sizeof(w32));
+		sf_msg_put(c->out, sf_msg_id(req), sf_msg_send_time(req), work);
 		c->out_len = SF_MSG_SIZE;
 		c->out_off = 0;
 		c->in_off += SF_MSG_SIZE;
