@@ -132,7 +132,7 @@ static struct opts {
 	const char *raw;
 } o = {
 	.rounds = 7,
-	.batches = 16,
+	.batches = 32,
 	.probes = true,
 	.scale = 1.0,
 	.cpu = -1,
@@ -1131,7 +1131,73 @@ static const char *ratio_str(double q)
 
 static const char *verdict(bool ok)
 {
-	return ok ? "meets target" : "MISSES target";
+	return ok ? "meets" : "MISSES";
+}
+
+/* An unrelated phase's overhead ratio (satfeed over the floor, both over no
+ * tracing), from the timings, and estimated from the accounting: the floor's
+ * timed overhead plus satfeed's extra program time per op. */
+static void overhead_ratios(int ph, double *timed, double *acct)
+{
+	double a = MED(t_ns[CFG_NONE][ph], CFG_NONE);
+	double b = MED(t_ns[CFG_EMPTY][ph], CFG_EMPTY);
+	double c = MED(t_ns[CFG_SATFEED][ph], CFG_SATFEED);
+	double extra = 0;
+
+	for (int p = 0; p < NR_PR; p++)
+		extra += MED(b_all[CFG_SATFEED][ph][p], CFG_SATFEED) -
+			 MED(b_all[CFG_EMPTY][ph][p], CFG_EMPTY);
+	extra *= phases[ph].sys_per_op;
+	*timed = b > a ? (c - a) / (b - a) : NAN;
+	*acct = b > a ? 1 + extra / (b - a) : NAN;
+}
+
+static const char *mem_str(long long mem)
+{
+	static char buf[64];
+
+	snprintf(buf, sizeof(buf), "%.2f MiB (%lld B)", mem / 1048576.0, mem);
+	return buf;
+}
+
+static void targets_summary(long long mem)
+{
+	double ex = MED(b_own[CFG_SATFEED][P_TPAIR][PR_EXIT], CFG_SATFEED);
+	double en = MED(b_own[CFG_SATFEED][P_TPAIR][PR_ENTER], CFG_SATFEED);
+	double fx = MED(b_all[CFG_EMPTY][P_UGETPPID][PR_EXIT], CFG_EMPTY);
+	double fe = MED(b_all[CFG_EMPTY][P_UGETPPID][PR_ENTER], CFG_EMPTY);
+	double t1, a1, t2, a2;
+
+	overhead_ratios(P_UGETPPID, &t1, &a1);
+	overhead_ratios(P_URW, &t2, &a2);
+	result(en + ex, "bpf.satfeed.traced_event.t_pair");
+	if (res_file) {
+		fprintf(res_file, "ratio.acct.u_getppid %.3f\n", a1);
+		fprintf(res_file, "ratio.acct.u_rw %.3f\n", a2);
+	}
+	printf("\nTARGETS (issue 2): printed beside the figures, not asserted\n");
+	printf("  %-36s %-44s %s\n", "target", "figure (median)", "");
+	{
+		char fig[64];
+
+		snprintf(fig, sizeof(fig), "sys_exit %.1f ns, with sys_enter %.1f ns",
+			 ex, en + ex);
+		printf("  %-36s %-44s %s\n", "per traced event <= 60 ns BPF time",
+		       fig, verdict(ex <= 60));
+	}
+	printf("  %-36s (net of the accounting floor: %.1f / %.1f ns)\n", "",
+	       ex - fx, en + ex - fe - fx);
+	printf("  %-36s getppid     timed %-6s accounted %-6s %6s %s\n",
+	       "unrelated overhead <= 1.2x floor's", ratio_str(t1),
+	       ratio_str(a1), "", isfinite(a1) ? verdict(a1 <= 1.2) : "undefined");
+	printf("  %-36s write+read  timed %-6s accounted %-6s %6s %s\n", "",
+	       ratio_str(t2), ratio_str(a2), "",
+	       isfinite(a2) ? verdict(a2 <= 1.2) : "undefined");
+	printf("  %-36s (accounted: 1 + satfeed's extra BPF time per op over the\n"
+	       "  %-36s  floor's timed overhead; the verdict uses it, timings are noisier)\n",
+	       "", "");
+	printf("  %-36s %-44s %s\n", "map memory <= 4 MiB at 64 targets",
+	       mem_str(mem), verdict(mem <= 4 << 20));
 }
 
 static void report(const char *foreign0, int nforeign0, const char *foreign1,
@@ -1214,23 +1280,6 @@ static void report(const char *foreign0, int nforeign0, const char *foreign1,
 		       ratio_str(q));
 	}
 	printf("  ovh sf/fl: (satfeed - none) / (empty - none) of the medians; the floor is 1.00x\n");
-	{
-		double a1 = MED(t_ns[CFG_NONE][P_UGETPPID], CFG_NONE);
-		double b1 = MED(t_ns[CFG_EMPTY][P_UGETPPID], CFG_EMPTY);
-		double c1 = MED(t_ns[CFG_SATFEED][P_UGETPPID], CFG_SATFEED);
-		double a2 = MED(t_ns[CFG_NONE][P_URW], CFG_NONE);
-		double b2 = MED(t_ns[CFG_EMPTY][P_URW], CFG_EMPTY);
-		double c2 = MED(t_ns[CFG_SATFEED][P_URW], CFG_SATFEED);
-		double q = b1 > a1 ? (c1 - a1) / (b1 - a1) : NAN;
-		double q2 = b2 > a2 ? (c2 - a2) / (b2 - a2) : NAN;
-
-		printf("  target: an unrelated process's syscall overhead <= 1.2x the floor's:\n");
-		printf("          getppid %s (%s), write+read %s (%s)\n",
-		       ratio_str(q), isfinite(q) ? verdict(q <= 1.2) : "undefined: noise",
-		       ratio_str(q2),
-		       isfinite(q2) ? verdict(q2 <= 1.2) : "undefined: noise");
-	}
-
 	printf("\n3. BPF time per program run, ns (kernel accounting: run_time_ns / run_cnt)\n");
 	printf("%-34s %8s %8s %9s %9s %9s %6s\n", "phase", "fl.enter",
 	       "fl.exit", "sf.enter", "sf.exit", "sf.sum", "bg");
@@ -1260,20 +1309,6 @@ static void report(const char *foreign0, int nforeign0, const char *foreign1,
 	printf("  sum = enter + exit for one syscall of the phase.  Unrelated phases: all runs\n");
 	printf("  during the phase; traced phases: runs of the target's own syscalls, with the\n");
 	printf("  background (bg: share of other runs) charged at the getppid-phase cost.\n");
-	{
-		double ex = MED(b_own[CFG_SATFEED][P_TPAIR][PR_EXIT], CFG_SATFEED);
-		double en = MED(b_own[CFG_SATFEED][P_TPAIR][PR_ENTER], CFG_SATFEED);
-		double fx = MED(b_all[CFG_EMPTY][P_UGETPPID][PR_EXIT], CFG_EMPTY);
-		double fe = MED(b_all[CFG_EMPTY][P_UGETPPID][PR_ENTER], CFG_EMPTY);
-
-		result(en + ex, "bpf.satfeed.traced_event.t_pair");
-		printf("  target: per traced event <= 60 ns BPF time (send/recv of the target):\n");
-		printf("          sys_exit %.1f ns (%s), sys_enter + sys_exit %.1f ns (%s);\n",
-		       ex, verdict(ex <= 60), en + ex, verdict(en + ex <= 60));
-		printf("          net of the floor's accounting: %.1f ns and %.1f ns\n",
-		       ex - fx, en + ex - fe - fx);
-	}
-
 	printf("\n4. map memory at %d targets (%d in sf_pid_index; memlock from fdinfo)\n",
 	       nr_targets, nr_indexed);
 	result(nr_indexed == nr_targets ? nr_indexed : NAN, "mem.targets");
@@ -1285,8 +1320,7 @@ static void report(const char *foreign0, int nforeign0, const char *foreign1,
 		       maps[i].max_entries, maps[i].value_size,
 		       maps[i].memlock);
 	result(nr_mem ? mem : NAN, "mem.total_bytes");
-	printf("  total %lld B = %.2f MiB; target <= 4 MiB: %s\n", mem,
-	       mem / 1048576.0, verdict(mem <= 4 << 20));
+	printf("  total %lld B = %.2f MiB\n", mem, mem / 1048576.0);
 	printf("  Arrays and hashes are preallocated: the same at 0 and at %d targets.  Task\n"
 	       "  storage elements (one per thread of a target inside a wait) are charged to\n"
 	       "  the task and not included.\n", SATFEED_MAX_TARGETS);
@@ -1317,6 +1351,7 @@ static void report(const char *foreign0, int nforeign0, const char *foreign1,
 		printf("  +gate: minus the gate probe, i.e. the block's own price (the gate is\n"
 		       "  %.1f ns over the empty program)\n", g - e);
 	}
+	targets_summary(mem);
 	if (!counted_ok)
 		printf("\nERROR: satfeed did not count the traced worker's calls: the satfeed figures are not valid\n");
 }
@@ -1363,7 +1398,7 @@ static void usage(FILE *f)
 "\n"
 "  --quick           short setting (3 rounds, 1/12 of the calls)\n"
 "  --rounds N        rounds of every configuration (default 7)\n"
-"  --batches N       timed batches per phase; the fastest counts (default 16)\n"
+"  --batches N       timed batches per phase; the fastest counts (default 32)\n"
 "  --no-probes       skip section 5 (where satfeed's time goes)\n"
 "  --scale X         multiply the calls per phase by X\n"
 "  --cpu N           CPU of the measuring workers (default: the last one)\n"
