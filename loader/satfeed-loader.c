@@ -499,8 +499,8 @@ static int cmd_load(void)
 		die_msg("%s", env.attach ? why : first);
 		if (!env.attach && strcmp(first, why))
 			die_msg("%s", why);
-		return err == -EPERM || err == -EACCES ? SF_EXIT_PERM :
-							 SF_EXIT_ERROR;
+		/* as root, EPERM is the kernel's policy, not the caller's */
+		return SF_EXIT_ERROR;
 	}
 	err = write_info(skel, mode);
 	if (err) {
