@@ -217,8 +217,8 @@ sf_prog_ids() {
 
 # sf_wait_no_progs: wait up to ~2.5 s for every sf_ program to be freed.
 sf_wait_no_progs() {
-	local i
-	for i in $(seq 1 25); do
+	local _
+	for _ in $(seq 1 25); do
 		[ -z "$(sf_prog_ids)" ] && return 0
 		sleep 0.1
 	done
@@ -249,8 +249,8 @@ sf_bg() {
 # sf_kill PID: kill and reap one started process.
 sf_kill() {
 	kill "$1" 2>/dev/null
-	local i
-	for i in $(seq 1 50); do
+	local _
+	for _ in $(seq 1 50); do
 		kill -0 "$1" 2>/dev/null || break
 		sleep 0.05
 	done
@@ -276,10 +276,10 @@ sf_cgroup_make() {
 
 # Move every process out of a cgroup and remove it.
 sf_cgroup_remove() {
-	local dir=$1 parent p i
+	local dir=$1 parent p _
 	[ -d "$dir" ] || return 0
 	parent=$(dirname "$dir")
-	for i in 1 2 3; do
+	for _ in 1 2 3; do
 		for p in $(cat "$dir/cgroup.procs" 2>/dev/null); do
 			echo "$p" >"$parent/cgroup.procs" 2>/dev/null
 		done
@@ -360,7 +360,7 @@ sf_begin() {
 		SF_FINISHED=1
 		rm -rf "$SF_TMP"
 		_sf_summary
-		exit $([ "$SF_FAIL" = 0 ] && echo 0 || echo 1)
+		exit "$([ "$SF_FAIL" = 0 ] && echo 0 || echo 1)"
 	fi
 	local b missing=
 	for b in "$LOADER" "$CTL" "$@"; do
@@ -382,9 +382,8 @@ sf_begin() {
 	if ! sf_loaded; then
 		: # the usual case
 	else
-		local i
 		sf_log "satfeed is already loaded at $SF_PIN_ROOT by someone else; waiting up to 60 s"
-		for i in $(seq 1 120); do
+		for _ in $(seq 1 120); do
 			sf_loaded || break
 			sleep 0.5
 		done
@@ -501,7 +500,7 @@ sf_traffic() {
 
 sf_traffic_stop() {
 	local pid=$TRAFFIC_PID
-	[ -n "${TRAFFIC[1]:-}" ] && echo exit >&"${TRAFFIC[1]}" 2>/dev/null
+	[ -n "${TRAFFIC[1]:-}" ] && { echo exit >&"${TRAFFIC[1]}"; } 2>/dev/null
 	[ -n "$pid" ] && sf_kill "$pid"
 	return 0
 }

@@ -184,7 +184,9 @@ time.sleep(300)'
 MT=$BG_PID
 TID=
 for i in $(seq 1 50); do
-	TID=$(ls "/proc/$MT/task" 2>/dev/null | grep -vx "$MT" | head -1)
+	for t in /proc/"$MT"/task/*; do
+		[ "${t##*/}" != "$MT" ] && [ -e "$t" ] && TID=${t##*/} && break
+	done
 	[ -n "$TID" ] && break
 	sleep 0.1
 done
@@ -326,7 +328,8 @@ for _ in range(1000):
 	CHECK_ERR "show the removed cgroup" 6 "not watched" "$CTL" show --cgroup "$CG"
 	sf_traffic_stop
 	ASSERT_TRUE "rmdir the cgroup" sf_cgroup_remove "$CG"
-	SF_CGROUPS=()
+	# shellcheck disable=SC2034 # read by sf_cleanup in lib.sh
+	SF_CGROUPS=()   # removed already: nothing left for the cleanup
 fi
 
 ######################################################################

@@ -42,7 +42,7 @@ sf_snapshot "$SNAP_LOADED"
 PORTF=$SF_TMP/port
 sf_bg "$SFSERVER" --port 0 --port-file "$PORTF" --quiet >"$SF_TMP/server.log" 2>&1
 SRV=$BG_PID
-for i in $(seq 1 50); do
+for _ in $(seq 1 50); do
 	[ -s "$PORTF" ] && break
 	sleep 0.1
 done
@@ -243,7 +243,7 @@ if poll:
 print(json.dumps(res))
 EOF
 
-declare -a R_RATE R_ACH R_OBS R_ERR R_POLL R_NW R_WPR
+declare -a R_RATE R_POLL R_WPR
 TABLE="$(printf '%8s %6s %11s %11s %8s %12s %9s %6s %6s %21s' rate dur_s achieved RPS_obs err% poll_mean_us waits/req sendW pollW 'window rps min..max')"
 idx=0
 for rate in $RATES; do
@@ -272,7 +272,7 @@ for rate in $RATES; do
 	pm=$(g '"%.1f" % (j.get("poll_mean_ns", 0) / 1000)')
 	ASSERT_EQ "rate $rate: RPS_obs $obs within ${TOLERANCE_PCT}% of achieved $ach (error $err%)" yes \
 		"$(g '"yes" if abs(j.get("err_pct", 999)) <= '"$TOLERANCE_PCT"' else "no"')"
-	R_RATE[$idx]=$rate R_ACH[$idx]=$ach R_OBS[$idx]=$obs R_ERR[$idx]=$err R_POLL[$idx]=$pm R_NW[$idx]=$nw
+	R_RATE[$idx]=$rate R_POLL[$idx]=$pm
 	R_WPR[$idx]=$(g '"%.3f" % j["waits_per_req"]')
 	TABLE="$TABLE
 $(printf '%8s %6s %11s %11s %8s %12s %9s %6s %6s %21s' "$rate" "$dur" "$ach" "$obs" "$err" "$pm" "$(g '"%.2f" % j["waits_per_req"]')" "$nw" \
