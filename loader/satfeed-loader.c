@@ -104,6 +104,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (arg[0] != '/' || strlen(arg) > 200) {
 			argp_error(state, "--bpffs needs an absolute path of at most 200 characters");
 		}
+		for (size_t n = strlen(arg); n > 1 && arg[n - 1] == '/';)
+			arg[--n] = '\0';
 		env.root = arg;
 		break;
 	case 'a':

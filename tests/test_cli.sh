@@ -372,6 +372,16 @@ CHECK_ERR "a 65th target" 7 "target table is full \(64 targets\)" "$CTL" add --p
 ASSERT_EQ "still 64 after the refusal" 64 "$(jget "$("$CTL" targets --json)" 'len(j["targets"])')"
 ASSERT_OK "remove one, then the 65th fits" "$CTL" remove --pid "${SLEEPERS[0]}"
 ASSERT_OK "add the 65th after a removal" "$CTL" add --pid "${SLEEPERS[64]}"
+# a full table whose target exited: the dead target's slot is reused
+sleep 300 &
+EXTRA=$!
+sf_track $EXTRA
+CHECK_ERR "full again" 7 "target table is full" "$CTL" add --pid "$EXTRA"
+kill "${SLEEPERS[1]}"; wait "${SLEEPERS[1]}" 2>/dev/null
+ASSERT_OK "a full table reuses the slot of an exited target" "$CTL" add --pid "$EXTRA"
+ASSERT_EQ "the exited target made room" 0 \
+	"$(jget "$("$CTL" targets --json)" 'sum(1 for t in j["targets"] if t.get("pid") == '"${SLEEPERS[1]}"')')"
+kill "$EXTRA"; wait "$EXTRA" 2>/dev/null
 ASSERT_OK "remove --all" "$CTL" remove --all
 ASSERT_MATCH "remove --all: 64" "removed 64 targets" "$OUT"
 for p in "${SLEEPERS[@]}"; do kill "$p" 2>/dev/null; done

@@ -279,11 +279,25 @@ static int find_slot(struct sf_pins *p, const struct selector *sel,
 	return -ENOENT;
 }
 
+static int remove_slot(struct sf_pins *p, __u32 slot, struct satfeed_target *t)
+{
+	__u64 key64 = t->id;
+	__u32 key32 = t->id;
+
+	if (t->kind == SATFEED_TARGET_PID)
+		bpf_map_delete_elem(p->pid_index_fd, &key32);
+	else
+		bpf_map_delete_elem(p->cgrp_index_fd, &key64);
+	t->kind = SATFEED_TARGET_FREE;
+	key32 = slot;
+	return bpf_map_update_elem(p->targets_fd, &key32, t, 0) ? -errno : 0;
+}
+
 static int cmd_add(struct sf_pins *p, struct selector *sel, __u32 mask)
 {
 	struct satfeed_index ix;
 	struct satfeed_target t;
-	int lockfd, slot = -1, err;
+	int lockfd, slot = -1, gone_slot = -1, err;
 	__u64 key64;
 	__u32 key32;
 
@@ -310,12 +324,21 @@ static int cmd_add(struct sf_pins *p, struct selector *sel, __u32 mask)
 	if (lockfd < 0)
 		return fail(SF_EXIT_ERROR, "cannot lock %s: %s", root,
 			    strerror(-lockfd));
-	if (find_slot(p, sel, NULL) >= 0) {
+	slot = find_slot(p, sel, &t);
+	if (slot >= 0 && target_gone(&t)) {
+		/* a pid that exited and came back: a new process, a new slot */
+		if (remove_slot(p, slot, &t)) {
+			err = fail(SF_EXIT_ERROR, "cannot free the slot of exited pid %llu: %s",
+				   (unsigned long long)sel->id, strerror(errno));
+			goto unlock;
+		}
+	} else if (slot >= 0) {
 		err = fail(SF_EXIT_EXISTS, "%s %llu is already watched",
 			   sel->kind == SATFEED_TARGET_PID ? "pid" : "cgroup",
 			   (unsigned long long)sel->id);
 		goto unlock;
 	}
+	slot = -1;
 	for (__u32 i = 0; i < p->info.max_targets; i++) {
 		if (read_target(p, i, &t)) {
 			err = fail(SF_EXIT_ERROR, "cannot read targets: %s",
@@ -326,6 +349,19 @@ static int cmd_add(struct sf_pins *p, struct selector *sel, __u32 mask)
 			slot = i;
 			break;
 		}
+		/* a target whose process exited keeps its slot only while
+		 * there is room: its final windows are still readable */
+		if (gone_slot < 0 && target_gone(&t))
+			gone_slot = i;
+	}
+	if (slot < 0 && gone_slot >= 0) {
+		if (read_target(p, gone_slot, &t) ||
+		    remove_slot(p, gone_slot, &t)) {
+			err = fail(SF_EXIT_ERROR, "cannot free slot %d: %s",
+				   gone_slot, strerror(errno));
+			goto unlock;
+		}
+		slot = gone_slot;
 	}
 	if (slot < 0) {
 		err = fail(SF_EXIT_FULL, "the target table is full (%u targets); remove one first",
@@ -421,20 +457,6 @@ free_slot:
 unlock:
 	close(lockfd);
 	return err;
-}
-
-static int remove_slot(struct sf_pins *p, __u32 slot, struct satfeed_target *t)
-{
-	__u64 key64 = t->id;
-	__u32 key32 = t->id;
-
-	if (t->kind == SATFEED_TARGET_PID)
-		bpf_map_delete_elem(p->pid_index_fd, &key32);
-	else
-		bpf_map_delete_elem(p->cgrp_index_fd, &key64);
-	t->kind = SATFEED_TARGET_FREE;
-	key32 = slot;
-	return bpf_map_update_elem(p->targets_fd, &key32, t, 0) ? -errno : 0;
 }
 
 static int cmd_remove(struct sf_pins *p, struct selector *sel, bool all)
@@ -810,6 +832,9 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "+b:h", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'b':
+			for (size_t n = strlen(optarg);
+			     n > 1 && optarg[n - 1] == '/';)
+				optarg[--n] = '\0';
 			root = optarg;
 			break;
 		case 'h':
