@@ -1149,11 +1149,13 @@ static void overhead_ratios(int ph, double *timed, double *acct)
 	double c = MED(t_ns[CFG_SATFEED][ph], CFG_SATFEED);
 	double floor1 = MED(t_ns[CFG_EMPTY][P_UGETPPID], CFG_EMPTY) -
 			MED(t_ns[CFG_NONE][P_UGETPPID], CFG_NONE);
+	double(*src)[NR_PHASE][NR_PR][MAX_ROUNDS] =
+		phases[ph].traced ? b_own : b_all;
 	double extra = 0;
 
 	for (int p = 0; p < NR_PR; p++)
-		extra += MED(b_all[CFG_SATFEED][ph][p], CFG_SATFEED) -
-			 MED(b_all[CFG_EMPTY][ph][p], CFG_EMPTY);
+		extra += MED(src[CFG_SATFEED][ph][p], CFG_SATFEED) -
+			 MED(src[CFG_EMPTY][ph][p], CFG_EMPTY);
 	extra *= phases[ph].sys_per_op;
 	*timed = b > a ? (c - a) / (b - a) : NAN;
 	*acct = floor1 > 0 ? 1 + extra / (floor1 * phases[ph].sys_per_op) : NAN;
@@ -1194,17 +1196,13 @@ static void targets_summary(long long mem)
 	}
 	printf("  %-36s (net of the accounting floor: %.1f / %.1f ns)\n", "",
 	       ex - fx, en + ex - fe - fx);
-	printf("  %-36s getppid     timed %-6s accounted %-6s %6s %s\n",
+	printf("  %-36s getppid     timed %-6s acct %-6s %11s %s\n",
 	       "unrelated overhead <= 1.2x floor's", ratio_str(t1),
 	       ratio_str(a1), "", isfinite(a1) ? verdict(a1 <= 1.2) : "undefined");
-	printf("  %-36s write+read  timed %-6s accounted %-6s %6s %s\n", "",
+	printf("  %-36s write+read  timed %-6s acct %-6s %11s %s\n", "",
 	       ratio_str(t2), ratio_str(a2), "",
 	       isfinite(a2) ? verdict(a2 <= 1.2) : "undefined");
-	printf("  %-36s (accounted: 1 + satfeed's extra BPF time per syscall / the\n"
-	       "  %-36s  floor's timed overhead per syscall, %.1f ns from getppid;\n"
-	       "  %-36s  the verdict uses it: the timings are noisier)\n",
-	       "", "", MED(t_ns[CFG_EMPTY][P_UGETPPID], CFG_EMPTY) -
-			       MED(t_ns[CFG_NONE][P_UGETPPID], CFG_NONE), "");
+	printf("  %-36s (accounted as in section 1-2; the verdict uses it)\n", "");
 	printf("  %-36s %-44s %s\n", "map memory <= 4 MiB at 64 targets",
 	       mem_str(mem), verdict(mem <= 4 << 20));
 }
@@ -1265,15 +1263,17 @@ static void report(const char *foreign0, int nforeign0, const char *foreign1,
 	       o.batches);
 
 	printf("1-2. syscall cost, ns per op (statistics off)\n");
-	printf("%-34s %5s %9s %9s %9s %8s %10s\n", "phase", "op", "none",
-	       "empty", "satfeed", "sf/none", "ovh sf/fl");
+	printf("%-34s %5s %8s %8s %8s %8s %9s %9s\n", "phase", "op", "none",
+	       "empty", "satfeed", "sf/none", "ovh sf/fl", "acct");
 	for (int ph = 0; ph < NR_PHASE; ph++) {
 		double a = MED(t_ns[CFG_NONE][ph], CFG_NONE);
 		double b = MED(t_ns[CFG_EMPTY][ph], CFG_EMPTY);
 		double c = MED(t_ns[CFG_SATFEED][ph], CFG_SATFEED);
+		double q, acct;
+
 		/* ratio of the overheads over no tracing: undefined when the
 		 * floor's overhead measured <= 0 (noise) */
-		double q = b > a ? (c - a) / (b - a) : NAN;
+		overhead_ratios(ph, &q, &acct);
 
 		result(a, "time.none.%s", phases[ph].key);
 		result(b, "time.empty.%s", phases[ph].key);
@@ -1284,11 +1284,15 @@ static void report(const char *foreign0, int nforeign0, const char *foreign1,
 		if (res_file)
 			fprintf(res_file, "ratio.overhead.%s %.3f\n",
 				phases[ph].key, q);
-		printf("%-34s %5s %9.1f %9.1f %9.1f %7.2fx %10s\n",
+		printf("%-34s %5s %8.1f %8.1f %8.1f %7.2fx %9s %9s\n",
 		       phases[ph].label, phases[ph].unit, a, b, c, c / a,
-		       ratio_str(q));
+		       ratio_str(q), ratio_str(acct));
 	}
-	printf("  ovh sf/fl: (satfeed - none) / (empty - none) of the medians; the floor is 1.00x\n");
+	printf("  ovh sf/fl: satfeed's overhead over the floor's, (satfeed - none) / (empty - none),\n"
+	       "  of the medians (the floor is 1.00x); acct: the same ratio from the kernel's\n"
+	       "  accounting, 1 + satfeed's extra BPF time per op (section 3) / the floor's timed\n"
+	       "  overhead per op (getppid's per syscall, times the syscalls per op): steadier\n"
+	       "  than the socket timings, which jump by a few hundred ns between rounds.\n");
 	printf("\n3. BPF time per program run, ns (kernel accounting: run_time_ns / run_cnt)\n");
 	printf("%-34s %8s %8s %9s %9s %9s %6s\n", "phase", "fl.enter",
 	       "fl.exit", "sf.enter", "sf.exit", "sf.sum", "bg");
