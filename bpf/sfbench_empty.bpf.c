@@ -40,6 +40,7 @@ int BPF_PROG(sfb_exit, struct pt_regs *regs, long ret)
 /* ---- probes: the building blocks of satfeed's sample path ---- */
 
 const volatile __u32 sfb_tgid = 0;	/* the traced worker */
+const volatile __u32 sfb_fd = 0;	/* fd the socket-check probes look at */
 
 struct sfb_slot {
 	struct bpf_spin_lock lock;
@@ -235,7 +236,7 @@ int BPF_PROG(sfb_v_sock, struct pt_regs *regs, long ret)
 	struct task_struct *task;
 	struct fdtable *fdt;
 	struct file *f = NULL;
-	unsigned long fd = 0;
+	unsigned long fd = sfb_fd;
 
 	if (!sfb_gate())
 		return 0;
@@ -246,6 +247,32 @@ int BPF_PROG(sfb_v_sock, struct pt_regs *regs, long ret)
 	if (bpf_probe_read_kernel(&f, sizeof(f), &fdt->fd[fd]) || !f)
 		return 0;
 	sfb_sink += bpf_core_cast(f, struct file)->f_inode->i_mode;
+	return 0;
+}
+
+/*
+ * The same socket check without bpf_probe_read_kernel: the fd array slot is
+ * read through bpf_core_cast as a struct kiocb, whose first member is a
+ * struct file pointer, so the load is an inlined, fault-safe BTF load.
+ */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sfb_v_sock2, struct pt_regs *regs, long ret)
+{
+	struct task_struct *task;
+	struct fdtable *fdt;
+	struct file *f;
+	unsigned long fd = sfb_fd;
+
+	if (!sfb_gate())
+		return 0;
+	task = bpf_get_current_task_btf();
+	fdt = task->files->fdt;
+	if (fd >= fdt->max_fds)
+		return 0;
+	f = bpf_core_cast(&fdt->fd[fd], struct kiocb)->ki_filp;
+	if (!f)
+		return 0;
+	sfb_sink += f->f_inode->i_mode;
 	return 0;
 }
 

@@ -114,7 +114,7 @@ done
 expected+=(bpf.satfeed.traced_event.t_pair mem.total_bytes mem.targets)
 if ! grep -q -- --no-probes <<<"${args[*]:-}"; then
 	for p in empty gate gate_task filter hash direct ktime lock atomic \
-		 sock task sample sample_direct; do
+		 sock sock_cast task sample sample_direct; do
 		expected+=("probe.$p")
 	done
 fi

@@ -912,12 +912,14 @@ static int teardown(int cfg)
 
 enum {
 	PB_EMPTY, PB_GATE, PB_GATE2, PB_FILTER, PB_HASH, PB_SLOT,
-	PB_KTIME, PB_LOCK, PB_ATOMIC, PB_SOCK, PB_TASK, PB_SAMPLE, PB_SAMPLE2,
+	PB_KTIME, PB_LOCK, PB_ATOMIC, PB_SOCK, PB_SOCK2, PB_TASK, PB_SAMPLE,
+	PB_SAMPLE2,
 	NR_PB
 };
 static const char *const pb_key[NR_PB] = {
 	"empty", "gate", "gate_task", "filter", "hash", "direct",
-	"ktime", "lock", "atomic", "sock", "task", "sample", "sample_direct",
+	"ktime", "lock", "atomic", "sock", "sock_cast", "task", "sample",
+	"sample_direct",
 };
 static const char *const pb_label[NR_PB] = {
 	"empty program (the accounting floor)",
@@ -930,6 +932,7 @@ static const char *const pb_label[NR_PB] = {
 	"bpf_spin_lock + 2 stores + unlock",
 	"atomic add to a shared counter",
 	"socket check: fd -> file -> i_mode",
+	"same, fd slot read by bpf_core_cast",
 	"task storage get",
 	"sample path: filter+hash+clock+lock",
 	"same with the direct-mapped lookup",
@@ -956,6 +959,7 @@ static struct bpf_program *probe_prog(int pb)
 	case PB_LOCK: return empty->progs.sfb_v_lock;
 	case PB_ATOMIC: return empty->progs.sfb_v_atomic;
 	case PB_SOCK: return empty->progs.sfb_v_sock;
+	case PB_SOCK2: return empty->progs.sfb_v_sock2;
 	case PB_TASK: return empty->progs.sfb_v_task;
 	case PB_SAMPLE: return empty->progs.sfb_v_sample;
 	}
