@@ -1119,18 +1119,23 @@ static double result(double v, const char *fmt, ...)
 	return v;
 }
 
-/* "1.23x", or "undef" when the floor's overhead measured <= 0 */
-static const char *ratio_str(double q)
+/* "1.23x" (prec 2), or "undef" when the floor's overhead measured <= 0 */
+static const char *ratio_strp(double q, int prec)
 {
 	static char buf[4][16];
 	static int i;
 
 	i = (i + 1) % 4;
 	if (isfinite(q))
-		snprintf(buf[i], sizeof(buf[i]), "%.2fx", q);
+		snprintf(buf[i], sizeof(buf[i]), "%.*fx", prec, q);
 	else
 		snprintf(buf[i], sizeof(buf[i]), "undef");
 	return buf[i];
+}
+
+static const char *ratio_str(double q)
+{
+	return ratio_strp(q, 2);
 }
 
 static const char *verdict(bool ok)
@@ -1200,11 +1205,11 @@ static void targets_summary(long long mem)
 	}
 	printf("  %-36s (net of the accounting floor: %.1f / %.1f ns)\n", "",
 	       ex - fx, en + ex - fe - fx);
-	printf("  %-36s getppid     timed %-6s acct %-6s %11s %s\n",
-	       "unrelated overhead <= 1.2x floor's", ratio_str(t1),
-	       ratio_str(a1), "", isfinite(a1) ? verdict(a1 <= 1.2) : "undefined");
-	printf("  %-36s write+read  timed %-6s acct %-6s %11s %s\n", "",
-	       ratio_str(t2), ratio_str(a2), "",
+	printf("  %-36s getppid     timed %-7s acct %-7s %8s %s\n",
+	       "unrelated overhead <= 1.2x floor's", ratio_strp(t1, 3),
+	       ratio_strp(a1, 3), "", isfinite(a1) ? verdict(a1 <= 1.2) : "undefined");
+	printf("  %-36s write+read  timed %-7s acct %-7s %8s %s\n", "",
+	       ratio_strp(t2, 3), ratio_strp(a2, 3), "",
 	       isfinite(a2) ? verdict(a2 <= 1.2) : "undefined");
 	printf("  %-36s (accounted as in section 1-2; the verdict uses it)\n", "");
 	printf("  %-36s %-44s %s\n", "map memory <= 4 MiB at 64 targets",
