@@ -22,12 +22,15 @@
  * because only the traced syscalls run it):
  *  1. syscall number -> family index: one bounds check and one byte load
  *     from .rodata; every other syscall of the machine stops here.
- *  2. pid prefilter: one word load from sf_config; most unrelated processes
- *     making a traced syscall stop here without a hash lookup.
- *  3. sf_pid_index hash lookup (and, only while cgroup targets exist, one
- *     ancestor-cgroup-id helper and lookup per distinct target level).
- *  4. watched targets only: the socket check for read/write family calls,
- *     task storage for waits, then the locked update.
+ *  2. pid_slot: one byte load from sf_config indexed by tgid % 1024, then,
+ *     for a pid target, one inlined array lookup: no helper call and no
+ *     hash lookup.  Every other process stops here (only while cgroup
+ *     targets exist does it pay one ancestor-cgroup-id helper and hash
+ *     lookup per distinct target level).
+ *  3. watched targets only: the socket check for read/write family calls
+ *     (plain fault-safe loads), task storage for waits, then the clock and
+ *     the locked update: bpf_ktime_get_ns and the lock pair are the bulk of
+ *     the cost of a sample (docs/performance.md).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -160,41 +163,79 @@ static __always_inline void sf_account(__u32 slot, __u32 stream, __u32 gen,
 		satfeed_window_closed(slot, stream, &closed);
 }
 
-static __always_inline struct satfeed_index *sf_find_target(void)
-{
-	struct satfeed_config *cfg;
-	struct satfeed_index *ix;
-	__u32 zero = 0, tgid, i;
+/* The watched target an event belongs to. */
+struct sf_hit {
+	__u32 slot;
+	__u32 gen;
+	__u32 sc_mask;
+};
 
-	cfg = bpf_map_lookup_elem(&sf_config, &zero);
-	if (!cfg)
-		return NULL;
-	tgid = bpf_get_current_pid_tgid() >> 32;
-	if (cfg->pid_filter[(tgid / 64) % (SATFEED_PID_FILTER_BITS / 64)] &
-	    (1ULL << (tgid % 64))) {
+static __always_inline struct satfeed_config *sf_config_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&sf_config, &zero);
+}
+
+/* Can task be a target at all?  One byte load, no helper call. */
+static __always_inline bool sf_maybe_target(struct satfeed_config *cfg,
+					    struct task_struct *task)
+{
+	return cfg->pid_slot[(__u32)task->tgid % SATFEED_PID_SLOTS] ||
+	       cfg->nr_cgroup_targets;
+}
+
+static __always_inline bool sf_find_target(struct satfeed_config *cfg,
+					   struct task_struct *task,
+					   struct sf_hit *hit)
+{
+	struct satfeed_index *ix = NULL;
+	__u32 tgid = task->tgid, i;
+	__u8 v;
+
+	v = cfg->pid_slot[tgid % SATFEED_PID_SLOTS];
+	if (v && v != SATFEED_PID_SLOT_SHARED) {
+		__u32 slot = v - 1;
+		struct satfeed_target *t;
+
+		/* an array lookup the verifier inlines: no helper call */
+		t = bpf_map_lookup_elem(&sf_targets, &slot);
+		if (t && t->id == tgid && t->kind == SATFEED_TARGET_PID &&
+		    t->state == SATFEED_STATE_ACTIVE) {
+			hit->slot = slot;
+			hit->gen = t->gen;
+			hit->sc_mask = t->sc_mask;
+			return true;
+		}
+	} else if (v) {
 		ix = bpf_map_lookup_elem(&sf_pid_index, &tgid);
-		if (ix)
-			return ix;
 	}
-	if (!cfg->nr_cgroup_targets)
-		return NULL;
-	for (i = 0; i < SATFEED_MAX_CGROUP_LEVELS; i++) {
+	for (i = 0; !ix && i < SATFEED_MAX_CGROUP_LEVELS; i++) {
 		__u64 cgid;
 
 		if (i >= cfg->nr_cgroup_levels)
 			break;
 		cgid = bpf_get_current_ancestor_cgroup_id(cfg->cgroup_level[i]);
 		ix = bpf_map_lookup_elem(&sf_cgrp_index, &cgid);
-		if (ix)
-			return ix;
 	}
-	return NULL;
+	if (!ix)
+		return false;
+	hit->slot = ix->slot;
+	hit->gen = ix->gen;
+	hit->sc_mask = ix->sc_mask;
+	return true;
 }
 
-/* Is fd of the current task a socket?  Only asked for read/write calls. */
-static __always_inline bool sf_fd_is_socket(unsigned long fd)
+/*
+ * Is fd of task a socket?  Only asked for read/write family samples.  The fd
+ * array holds struct file pointers; reading one through a struct whose first
+ * member is a struct file * (kiocb.ki_filp) makes it a plain fault-safe load
+ * instead of a bpf_probe_read_kernel() call.  Where a kernel moved ki_filp,
+ * the CO-RE offset is not 0 and the helper is used instead.
+ */
+static __always_inline bool sf_fd_is_socket(struct task_struct *task,
+					    unsigned long fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct fdtable *fdt = task->files->fdt;
 	struct file **fds, *f = NULL;
 	umode_t mode;
@@ -202,7 +243,11 @@ static __always_inline bool sf_fd_is_socket(unsigned long fd)
 	if (fd >= fdt->max_fds)
 		return false;
 	fds = fdt->fd;
-	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+	if (bpf_core_field_offset(struct kiocb, ki_filp) == 0)
+		f = bpf_core_cast(&fds[fd], struct kiocb)->ki_filp;
+	else if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]))
+		return false;
+	if (!f)
 		return false;
 	mode = bpf_core_cast(f, struct file)->f_inode->i_mode;
 	return (mode & SF_S_IFMT) == SF_S_IFSOCK;
@@ -231,18 +276,20 @@ static __always_inline long sf_regs_nr(struct pt_regs *regs)
 /* A wait syscall (poll family) begins on the current thread. */
 static __always_inline int sf_wait_enter(__u32 sc)
 {
-	struct satfeed_index *ix;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct satfeed_config *cfg = sf_config_get();
+	struct sf_hit hit;
 	struct sf_wait *w;
 
-	ix = sf_find_target();
-	if (!ix || !(ix->sc_mask & (1U << sc)))
+	if (!cfg || !sf_find_target(cfg, task, &hit) ||
+	    !(hit.sc_mask & (1U << sc)))
 		return 0;
-	w = bpf_task_storage_get(&sf_poll_start, bpf_get_current_task_btf(),
-				 NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	w = bpf_task_storage_get(&sf_poll_start, task, NULL,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!w)
 		return 0;
-	w->slot = ix->slot;
-	w->gen = ix->gen;
+	w->slot = hit.slot;
+	w->gen = hit.gen;
 	w->start_ns = bpf_ktime_get_ns();
 	return 0;
 }
@@ -265,16 +312,23 @@ static __always_inline void sf_count(__u32 slot, __u32 stream, long ret)
 static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 					 long ret)
 {
-	struct satfeed_index *ix;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct satfeed_config *cfg = sf_config_get();
+	struct sf_hit hit;
 	__u32 stream;
 	__u64 now;
 
+	if (!cfg)
+		return 0;
 	if (sc >= SATFEED_SC_POLL_FIRST) {
 		struct sf_wait *w;
 		__u64 start;
 
-		w = bpf_task_storage_get(&sf_poll_start,
-					 bpf_get_current_task_btf(), NULL, 0);
+		/* most waits on a machine are not a target's: skip the
+		 * task storage lookup for them */
+		if (!sf_maybe_target(cfg, task))
+			return 0;
+		w = bpf_task_storage_get(&sf_poll_start, task, NULL, 0);
 		if (!w || !w->start_ns)
 			return 0;
 		start = w->start_ns;
@@ -289,15 +343,14 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 		return 0;
 	}
 
-	ix = sf_find_target();
-	if (!ix || !(ix->sc_mask & (1U << sc)))
+	if (!sf_find_target(cfg, task, &hit) || !(hit.sc_mask & (1U << sc)))
 		return 0;
 	stream = sc >= SATFEED_SC_RECV_FIRST ? SATFEED_STREAM_RECV :
 					       SATFEED_STREAM_SEND;
 	if (sc == SATFEED_SC_READ || sc == SATFEED_SC_READV ||
 	    sc == SATFEED_SC_WRITE || sc == SATFEED_SC_WRITEV) {
-		if (!sf_fd_is_socket(sf_regs_arg0(regs))) {
-			struct satfeed_stream *s = sf_stream(ix->slot, stream);
+		if (!sf_fd_is_socket(task, sf_regs_arg0(regs))) {
+			struct satfeed_stream *s = sf_stream(hit.slot, stream);
 
 			if (s)
 				__sync_fetch_and_add(&s->not_socket, 1);
@@ -305,10 +358,10 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 		}
 	}
 	if (ret <= 0) {
-		sf_count(ix->slot, stream, ret);
+		sf_count(hit.slot, stream, ret);
 		return 0;
 	}
-	sf_account(ix->slot, stream, ix->gen, bpf_ktime_get_ns(), true, 0);
+	sf_account(hit.slot, stream, hit.gen, bpf_ktime_get_ns(), true, 0);
 	return 0;
 }
 

@@ -77,7 +77,7 @@ struct {
  * measure as an alternative to the hash map.
  */
 struct sfb_direct {
-	__u8 slot1[SATFEED_PID_FILTER_BITS];
+	__u8 slot1[SATFEED_PID_SLOTS];
 	__u32 tgid[SATFEED_MAX_TARGETS];
 };
 
@@ -122,7 +122,7 @@ int BPF_PROG(sfb_v_gate2, struct pt_regs *regs, long ret)
 	return 0;
 }
 
-/* satfeed's prefilter: config array lookup and one bit of pid_filter */
+/* satfeed's prefilter: config array lookup and one byte of pid_slot */
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sfb_v_filter, struct pt_regs *regs, long ret)
 {
@@ -134,9 +134,7 @@ int BPF_PROG(sfb_v_filter, struct pt_regs *regs, long ret)
 	cfg = bpf_map_lookup_elem(&sfb_config, &zero);
 	if (!cfg)
 		return 0;
-	sfb_sink += cfg->pid_filter[(tgid / 64) %
-				    (SATFEED_PID_FILTER_BITS / 64)] &
-		    (1ULL << (tgid % 64));
+	sfb_sink += cfg->pid_slot[tgid % SATFEED_PID_SLOTS];
 	return 0;
 }
 
@@ -163,7 +161,7 @@ static __always_inline int sfb_direct_slot(__u32 tgid)
 	d = bpf_map_lookup_elem(&sfb_direct, &zero);
 	if (!d)
 		return -1;
-	slot = d->slot1[tgid % SATFEED_PID_FILTER_BITS];
+	slot = d->slot1[tgid % SATFEED_PID_SLOTS];
 	if (!slot || slot > SATFEED_MAX_TARGETS)
 		return -1;
 	slot--;
@@ -307,8 +305,7 @@ int BPF_PROG(sfb_v_sample, struct pt_regs *regs, long ret)
 	cfg = bpf_map_lookup_elem(&sfb_config, &zero);
 	if (!cfg)
 		return 0;
-	if (!(cfg->pid_filter[(tgid / 64) % (SATFEED_PID_FILTER_BITS / 64)] &
-	      (1ULL << (tgid % 64))))
+	if (!cfg->pid_slot[tgid % SATFEED_PID_SLOTS])
 		return 0;
 	ix = bpf_map_lookup_elem(&sfb_pids, &tgid);
 	if (!ix)

@@ -49,6 +49,7 @@
  * and idle processes killed, the statistics switch released.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -87,8 +88,12 @@
 /* ------------------------------------------------------------------ */
 /* configuration                                                       */
 
-enum cfg { CFG_NONE, CFG_EMPTY, CFG_SATFEED, NR_CFG };
-static const char *const cfg_name[NR_CFG] = { "none", "empty", "satfeed" };
+/* CFG_BPFTRACE (the paper's Listing-1 method as a bpftrace script) joins the
+ * rotation only with --bpftrace SCRIPT; nr_cfg is how many rotate */
+enum cfg { CFG_NONE, CFG_EMPTY, CFG_SATFEED, CFG_BPFTRACE, NR_CFG };
+static const char *const cfg_name[NR_CFG] = { "none", "empty", "satfeed",
+					      "bpftrace" };
+static int nr_cfg = CFG_BPFTRACE;
 
 enum op { OP_QUIT, OP_GETPPID, OP_RW, OP_PAIR, OP_EPOLL, OP_PING };
 
@@ -130,6 +135,9 @@ static struct opts {
 	char root[128];
 	const char *results;
 	const char *raw;
+	const char *bt_script;	/* --bpftrace: Listing 1 as a bpftrace script */
+	const char *bt_bin;	/* --bpftrace-bin */
+	const char *bt_out;	/* --bpftrace-out: its output, last round */
 } o = {
 	.rounds = 7,
 	.batches = 32,
@@ -139,6 +147,7 @@ static struct opts {
 	.targets = MAX_TARGETS,
 	.loader = "build/satfeed-loader",
 	.ctl = "build/satfeedctl",
+	.bt_bin = "bpftrace",
 };
 
 /* ------------------------------------------------------------------ */
@@ -156,6 +165,7 @@ static int nr_idle;
 static struct sfbench_empty_bpf *empty;
 static struct bpf_link *empty_links[2];
 static bool satfeed_loaded;
+static pid_t bt_pid = -1;	/* the running bpftrace, CFG_BPFTRACE */
 static int stats_fd = -1;
 static volatile sig_atomic_t cleaning;
 
@@ -244,6 +254,7 @@ static void cleanup(void)
 	if (cleaning++)
 		return;
 	satfeed_unload();
+	kill_wait(&bt_pid);
 	for (int i = 0; i < 2; i++) {
 		bpf_link__destroy(empty_links[i]);
 		empty_links[i] = NULL;
@@ -476,7 +487,8 @@ struct pstat {
 	__u64 rt, cnt;
 };
 
-static int prog_fds[NR_CFG][NR_PR] = { { -1, -1 }, { -1, -1 }, { -1, -1 } };
+static int prog_fds[NR_CFG][NR_PR] = { { -1, -1 }, { -1, -1 }, { -1, -1 },
+					{ -1, -1 } };
 
 static struct pstat prog_stat(int fd)
 {
@@ -823,7 +835,8 @@ static void run_config(int cfg, int round)
 		}
 	}
 	check_foreign(cfg, round);
-	if (cfg == CFG_NONE)
+	if (cfg == CFG_NONE ||
+	    (cfg == CFG_BPFTRACE && (prog_fds[cfg][0] < 0 || prog_fds[cfg][1] < 0)))
 		return;
 
 	/* statistics on: the kernel's accounting per program */
@@ -870,6 +883,166 @@ static void run_config(int cfg, int round)
 	check_foreign(cfg, round);
 }
 
+/* ------------------------------------------------------------------ */
+/* the paper's method: bpftrace running tests/listing1.bt on the traced worker */
+
+static char bt_tmp[64];		/* its output when --bpftrace-out is not given */
+
+static const char *bt_path(void)
+{
+	return o.bt_out ? o.bt_out : bt_tmp;
+}
+
+/* ids of bpftrace's sys_enter/sys_exit programs once they are attached to
+ * their perf events (what `bpftool perf list` shows): found through the
+ * file descriptors of the bpftrace process */
+static bool bt_attached(__u32 ids[NR_PR])
+{
+	char dir[64];
+	struct dirent *de;
+	DIR *d;
+
+	ids[0] = ids[1] = 0;
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", bt_pid);
+	d = opendir(dir);
+	if (!d)
+		return false;
+	while ((de = readdir(d))) {
+		__u32 len, prog_id = 0, fd_type = 0;
+		__u64 off = 0, addr = 0;
+		char name[64];
+		int fd = atoi(de->d_name), pfd;
+		struct bpf_prog_info pi = {};
+		__u32 pl = sizeof(pi);
+
+		if (de->d_name[0] == '.')
+			continue;
+		len = sizeof(name);
+		if (bpf_task_fd_query(bt_pid, fd, 0, name, &len, &prog_id,
+				      &fd_type, &off, &addr) || !prog_id)
+			continue;
+		pfd = bpf_prog_get_fd_by_id(prog_id);
+		if (pfd < 0)
+			continue;
+		if (!bpf_prog_get_info_by_fd(pfd, &pi, &pl) &&
+		    pi.type == BPF_PROG_TYPE_TRACEPOINT) {
+			if (!strcmp(pi.name, "sys_enter"))
+				ids[PR_ENTER] = prog_id;
+			else if (!strcmp(pi.name, "sys_exit"))
+				ids[PR_EXIT] = prog_id;
+		}
+		close(pfd);
+	}
+	closedir(d);
+	return ids[0] && ids[1];
+}
+
+static int bt_start(void)
+{
+	char pidarg[16];
+	__u32 ids[NR_PR];
+	pid_t pid;
+	int fd;
+
+	snprintf(pidarg, sizeof(pidarg), "%d", W_T.pid);
+	fd = open(bt_path(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		msg("%s: %s", bt_path(), strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		close(fd);
+		return -1;
+	}
+	if (pid == 0) {
+		const char *argv[] = { o.bt_bin, o.bt_script, pidarg, NULL };
+		cpu_set_t set;
+
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		/* off the measuring CPU, like the orchestrator */
+		CPU_ZERO(&set);
+		CPU_SET(o.cpu == 0 ? 1 : 0, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execvp(argv[0], (char *const *)argv);
+		fprintf(stderr, "cannot run %s: %s\n", argv[0],
+			strerror(errno));
+		_exit(127);
+	}
+	close(fd);
+	bt_pid = pid;
+	/* bpftrace takes a second or two to compile and attach */
+	for (int i = 0; i < 300; i++) {
+		int st;
+
+		if (waitpid(bt_pid, &st, WNOHANG) == bt_pid) {
+			bt_pid = -1;
+			msg("%s %s exited before attaching (see %s)", o.bt_bin,
+			    o.bt_script, bt_path());
+			return -1;
+		}
+		if (bt_attached(ids)) {
+			for (int p = 0; p < NR_PR; p++)
+				prog_fds[CFG_BPFTRACE][p] =
+					bpf_prog_get_fd_by_id(ids[p]);
+			usleep(100000);	/* its BEGIN printf, settled */
+			return 0;
+		}
+		usleep(100000);
+	}
+	msg("%s did not attach its programs within 30 s", o.bt_bin);
+	kill_wait(&bt_pid);
+	return -1;
+}
+
+/* stop bpftrace as a user would (Ctrl-C), and check that it counted the
+ * traced worker's sends: the last "@send_n: N" it printed */
+static int bt_stop(void)
+{
+	long long sends = -1;
+	char line[256];
+	FILE *f;
+	int st = 0;
+
+	for (int p = 0; p < NR_PR; p++) {
+		if (prog_fds[CFG_BPFTRACE][p] >= 0)
+			close(prog_fds[CFG_BPFTRACE][p]);
+		prog_fds[CFG_BPFTRACE][p] = -1;
+	}
+	if (bt_pid < 0)
+		return 0;
+	kill(bt_pid, SIGINT);
+	for (int i = 0; i < 100; i++) {
+		if (waitpid(bt_pid, &st, WNOHANG) == bt_pid) {
+			bt_pid = -1;
+			break;
+		}
+		usleep(100000);
+	}
+	if (bt_pid > 0) {
+		msg("%s did not stop on SIGINT within 10 s; killing it",
+		    o.bt_bin);
+		kill_wait(&bt_pid);
+		return -1;
+	}
+	f = fopen(bt_path(), "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "@send_n: ", 9))
+			sends = atoll(line + 9);
+	if (f)
+		fclose(f);
+	if (sends < phase_n(P_TPAIR) / 2) {
+		msg("bpftrace counted %lld send intervals of the traced worker, expected at least %ld (see %s)",
+		    sends, phase_n(P_TPAIR) / 2, bt_path());
+		counted_ok = false;
+	}
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
 static int setup(int cfg)
 {
 	int err;
@@ -887,6 +1060,8 @@ static int setup(int cfg)
 		return 0;
 	case CFG_SATFEED:
 		return satfeed_load();
+	case CFG_BPFTRACE:
+		return bt_start();
 	}
 	return 0;
 }
@@ -903,6 +1078,8 @@ static int teardown(int cfg)
 	case CFG_SATFEED:
 		satfeed_close_fds();
 		return satfeed_unload();
+	case CFG_BPFTRACE:
+		return bt_stop();
 	}
 	return 0;
 }
@@ -941,7 +1118,7 @@ static double pb_ns[NR_PB][MAX_ROUNDS];
 
 /* mirrors struct sfb_direct of bpf/sfbench_empty.bpf.c (size checked) */
 struct sfb_direct {
-	__u8 slot1[SATFEED_PID_FILTER_BITS];
+	__u8 slot1[SATFEED_PID_SLOTS];
 	__u32 tgid[SATFEED_MAX_TARGETS];
 };
 
@@ -977,8 +1154,9 @@ static void probes_setup(void)
 					    .sc_mask = SATFEED_SC_ALL };
 		__u32 tgid = target_pids[i];
 
-		cfg.pid_filter[(tgid / 64) % (SATFEED_PID_FILTER_BITS / 64)] |=
-			1ULL << (tgid % 64);
+		cfg.pid_slot[tgid % SATFEED_PID_SLOTS] =
+			cfg.pid_slot[tgid % SATFEED_PID_SLOTS] ?
+				SATFEED_PID_SLOT_SHARED : i + 1;
 		if (bpf_map__update_elem(empty->maps.sfb_pids, &tgid,
 					 sizeof(tgid), &ix, sizeof(ix), 0))
 			die("cannot fill the probes' hash map: %s",
@@ -993,7 +1171,7 @@ static void probes_setup(void)
 		if (bpf_map__value_size(empty->maps.sfb_direct) != sizeof(*d))
 			die("struct sfb_direct differs from the BPF object's");
 		for (int i = 0; i < nr_targets; i++) {
-			d->slot1[target_pids[i] % SATFEED_PID_FILTER_BITS] = i + 1;
+			d->slot1[target_pids[i] % SATFEED_PID_SLOTS] = i + 1;
 			d->tgid[i] = target_pids[i];
 		}
 		if (bpf_map__update_elem(empty->maps.sfb_direct, &zero,
@@ -1257,7 +1435,7 @@ static void report(const char *foreign0, int nforeign0, const char *foreign1,
 	if (nforeign1 != nforeign0)
 		printf("  ... at the end of the run: %s\n",
 		       nforeign1 ? foreign1 : "none");
-	for (int c = 0; c < NR_CFG; c++)
+	for (int c = 0; c < nr_cfg; c++)
 		if (nr_clean(c) < R)
 			printf("config %-7s: %d of %d rounds saw foreign programs on the hooks (%s); %s\n",
 			       cfg_name[c], R - nr_clean(c), R, foreign_seen,
@@ -1388,7 +1566,7 @@ static void write_raw(void)
 		return;
 	}
 	fprintf(f, "# config phase round foreign ns_per_op bpf_enter_ns bpf_exit_ns\n");
-	for (int c = 0; c < NR_CFG; c++)
+	for (int c = 0; c < nr_cfg; c++)
 		for (int ph = 0; ph < NR_PHASE; ph++)
 			for (int r = 0; r < o.rounds; r++) {
 				double(*src)[NR_PHASE][NR_PR][MAX_ROUNDS] =
@@ -1431,6 +1609,10 @@ static void usage(FILE *f)
 "                    bpffs refuses them)\n"
 "  --results FILE    also write every figure as 'key value' lines\n"
 "  --raw FILE        and every round's figures, one line per round\n"
+"  --bpftrace SCRIPT add a fourth configuration: bpftrace running SCRIPT (the\n"
+"                    paper's Listing 1, tests/listing1.bt) on the traced worker\n"
+"  --bpftrace-bin P  the bpftrace to run (default: bpftrace from PATH)\n"
+"  --bpftrace-out F  keep bpftrace's output of the last round in F\n"
 "  -v, --verbose     show the loader's and satfeedctl's output\n");
 }
 
@@ -1449,6 +1631,9 @@ int main(int argc, char **argv)
 		{ "bpffs", required_argument, NULL, 'b' },
 		{ "results", required_argument, NULL, 'o' },
 		{ "raw", required_argument, NULL, 'R' },
+		{ "bpftrace", required_argument, NULL, 'T' },
+		{ "bpftrace-bin", required_argument, NULL, 'X' },
+		{ "bpftrace-out", required_argument, NULL, 'O' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -1520,6 +1705,16 @@ int main(int argc, char **argv)
 		case 'R':
 			o.raw = optarg;
 			break;
+		case 'T':
+			o.bt_script = optarg;
+			nr_cfg = NR_CFG;
+			break;
+		case 'X':
+			o.bt_bin = optarg;
+			break;
+		case 'O':
+			o.bt_out = optarg;
+			break;
 		case 'v':
 			o.verbose = true;
 			break;
@@ -1534,6 +1729,21 @@ int main(int argc, char **argv)
 	if (optind < argc) {
 		usage(stderr);
 		return 2;
+	}
+	if (o.bt_script && access(o.bt_script, R_OK)) {
+		msg("--bpftrace %s: %s", o.bt_script, strerror(errno));
+		return 1;
+	}
+	if (o.bt_script && !o.bt_out) {
+		int fd;
+
+		snprintf(bt_tmp, sizeof(bt_tmp), "/tmp/sfbench-bt-XXXXXX");
+		fd = mkstemp(bt_tmp);
+		if (fd < 0) {
+			msg("cannot make a temporary file: %s", strerror(errno));
+			return 1;
+		}
+		close(fd);
 	}
 	if (o.quick) {
 		if (!rounds_set)
@@ -1621,16 +1831,16 @@ int main(int argc, char **argv)
 		bool hit = false;
 
 		for (int i = 0; i < nr_targets; i++)
-			hit |= (target_pids[i] % SATFEED_PID_FILTER_BITS) ==
-			       (W_U.pid % SATFEED_PID_FILTER_BITS);
+			hit |= (target_pids[i] % SATFEED_PID_SLOTS) ==
+			       (W_U.pid % SATFEED_PID_SLOTS);
 		if (hit)
 			msg("note: the unrelated worker (pid %d) shares a prefilter bit with a target",
 			    W_U.pid);
 	}
 
 	for (int r = 0; r < o.rounds; r++) {
-		for (int k = 0; k < NR_CFG; k++) {
-			int cfg = (r + k) % NR_CFG;
+		for (int k = 0; k < nr_cfg; k++) {
+			int cfg = (r + k) % nr_cfg;
 
 			fprintf(stderr, PROG ": round %d/%d: %s\n", r + 1,
 				o.rounds, cfg_name[cfg]);
@@ -1654,7 +1864,7 @@ int main(int argc, char **argv)
 				o.rounds);
 			run_probes(r);
 		}
-		for (int c = 0; c < NR_CFG; c++)
+		for (int c = 0; c < nr_cfg; c++)
 			if (dirty[c][r])
 				msg("round %d: other programs were on the syscall hooks during '%s'",
 				    r + 1, cfg_name[c]);

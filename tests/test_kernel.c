@@ -351,8 +351,7 @@ static int watch_self(struct satfeed_bpf *skel, __u32 slot)
 	__u32 tgid = getpid(), zero = 0;
 	int err = 0;
 
-	cfg.pid_filter[(tgid / 64) % (SATFEED_PID_FILTER_BITS / 64)] =
-		1ULL << (tgid % 64);
+	cfg.pid_slot[tgid % SATFEED_PID_SLOTS] = slot + 1;
 	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++)
 		err |= reset_stream(skel, slot, s, 1);
 	err |= bpf_map__update_elem(skel->maps.sf_targets, &slot, 4, &t,

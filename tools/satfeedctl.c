@@ -229,8 +229,9 @@ static int rebuild_config(struct sf_pins *p)
 			continue;
 		if (t.kind == SATFEED_TARGET_PID) {
 			cfg.nr_pid_targets++;
-			cfg.pid_filter[(t.id / 64) % (SATFEED_PID_FILTER_BITS / 64)] |=
-				1ULL << (t.id % 64);
+			__u8 *v = &cfg.pid_slot[t.id % SATFEED_PID_SLOTS];
+
+			*v = *v ? SATFEED_PID_SLOT_SHARED : slot + 1;
 		} else {
 			cfg.nr_cgroup_targets++;
 			levels[t.level % 64] = 1;
