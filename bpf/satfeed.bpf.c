@@ -16,7 +16,8 @@
  * exactly one window and a window closes atomically; the lock is held for a
  * few dozen instructions and taken only for events of watched targets.
  * bpf_spin_lock is allowed in BPF_PROG_TYPE_TRACING programs (tp_btf,
- * fentry/fexit), which is why those are the two attach modes.
+ * fentry/fexit), which is why those are the two attach modes: classic
+ * tracepoint programs may not take one.
  *
  * Cost, cheapest rejection first (tp_btf mode; fentry mode skips step 1
  * because only the traced syscalls run it):
@@ -94,9 +95,11 @@ struct {
 struct sf_test_in sf_test_in;
 
 /*
- * Push hook: called after every window closes, outside the lock.  A no-op
- * here; a consumer may replace it at run time with an freplace program (see
- * kmod-example/), so the engine needs neither rebuilding nor the consumer.
+ * Push hook: called after every window closes, outside the lock, with a
+ * copy of the window.  A no-op here; a consumer hooks it at run time (an
+ * fentry program on it, in any attach mode, or an freplace of it in tp_btf
+ * mode: see kmod-example/), so the engine neither needs the consumer nor is
+ * rebuilt for it.  Keep the name and prototype: they are part of the contract.
  */
 __noinline int satfeed_window_closed(__u32 slot, __u32 stream,
 				     struct satfeed_window *w)
