@@ -8,6 +8,7 @@
 #     with the bundled load generator, and require that satfeed counted
 #     exactly the sends the server says it made, and that
 #     windows * N + pending == calls - 1.
+#  3. BPF cost per attach mode (printed): fentry vs tp_btf, same load.
 set -u
 pass=0 fail=0
 ok() { echo "engine-test: ok: $*"; pass=$((pass + 1)); }
@@ -59,5 +60,39 @@ echo "engine-test: served=$served send: calls=$calls seq=$seq pending=$pending; 
 	bad "fentry: recv $rcalls / poll $pcalls calls"
 satfeed-loader unload >/dev/null && ok "unload" || bad "unload"
 [ -z "$(ls -A /sys/fs/bpf)" ] && ok "bpffs empty" || bad "bpffs not empty"
+
+# 3. BPF cost per attach mode, from the kernel's own accounting, side by
+#    side in this guest (the only kernel here that permits fentry).  Printed,
+#    not asserted: emulation inflates every figure, the ratio is what counts.
+#    total = all satfeed program time during the run / requests served.
+cost() {
+	local mode=$1 total=0 served p line rt rc
+	satfeed-loader --attach "$mode" --window $N load >/dev/null || {
+		bad "cost: load --attach $mode"; return; }
+	rm -f /tmp/port
+	sfserver --port 0 --port-file /tmp/port > /tmp/server.out &
+	SP=$!
+	for _ in $(seq 50); do [ -s /tmp/port ] && break; sleep 0.1; done
+	satfeedctl add --pid $SP >/dev/null
+	echo 1 > /proc/sys/kernel/bpf_stats_enabled
+	sfload --rate 300 --duration 3 127.0.0.1:$(cat /tmp/port) >/dev/null
+	for p in /sys/fs/bpf/satfeed/progs/*; do
+		line=$(bpftool prog show pinned "$p")
+		rt=$(echo "$line" | sed -n 's/.*run_time_ns \([0-9]*\).*/\1/p')
+		rc=$(echo "$line" | sed -n 's/.*run_cnt \([0-9]*\).*/\1/p')
+		[ -n "$rc" ] && [ "$rc" -gt 0 ] || continue
+		total=$((total + rt))
+		echo "engine-test: cost $mode $(basename "$p"): $((rt / rc)) ns/run over $rc runs"
+	done
+	echo 0 > /proc/sys/kernel/bpf_stats_enabled
+	kill -TERM $SP; wait $SP
+	served=$(sed -n 's/^sfserver: served \([0-9]*\) requests.*/\1/p' /tmp/server.out)
+	[ "${served:-0}" -gt 0 ] && echo "engine-test: cost $mode: $((total / served)) ns of BPF time per request served ($served)"
+	[ "$total" -gt 0 ] && ok "cost: $mode programs ran and were accounted" ||
+		bad "cost: no accounted run time for $mode"
+	satfeed-loader unload >/dev/null
+}
+cost fentry
+cost tp_btf
 echo "engine-test: $pass passed, $fail failed"
 [ $fail -eq 0 ]

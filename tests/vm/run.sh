@@ -90,5 +90,6 @@ FILES=(-f "$ROOT/kmod-example/satfeed_consumer.ko:/lib/satfeed/")
 rc=0
 "$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$VM_DIR/initrd.gz" -T "$TIMEOUT" \
 	-a "$APPEND" || rc=$?
+grep -E '^# engine-test: cost' "$VM_DIR/console.log" | sed 's/^# /vm: /' >&2 || true
 vm_log "whole vm test: $(( $(date +%s) - start )) s"
 exit $rc

@@ -273,6 +273,8 @@ check "module gone" module_gone
 # ---- the engine's own end-to-end test, when the image carries it ----
 if [ -x /engine-test.sh ]; then
 	check "the engine's own test (/engine-test.sh)" /engine-test.sh
+	# its figures (e.g. BPF cost per attach mode) are worth seeing on pass
+	grep -E '^engine-test: (cost|served)' /tmp/check.out | sed 's/^/# /'
 fi
 
 finish
