@@ -121,14 +121,18 @@ vm-test: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/test_kernel
 	$(Q)bash tests/vm/run.sh
 
-# fidelity: memcached and sfserver sweeps, R^2, plots (docs/validation.md)
+# fidelity: memcached and sfserver sweeps, R^2, plots, then the memcached
+# sweep again with 10 ms delay and 1% loss (netem) in the 6.12 guest
+# (docs/validation.md)
 validate: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)bash tests/validate.sh
+	$(Q)bash tests/vm/netem.sh
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/sfbench
 	$(Q)bash tests/bench.sh
+	$(Q)bash tests/bench_paper.sh
 
 install: $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/sbin)

@@ -14,6 +14,7 @@ suites=(
 	"bash tests/test_cli.sh"
 	"bash tests/test_e2e.sh"
 	"bash tests/bench.sh --quick"
+	"bash tests/bench_paper.sh --quick"
 	"bash tests/validate.sh --quick"
 	"bash tests/vm/run.sh"
 )

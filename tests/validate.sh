@@ -16,6 +16,9 @@
 # Exit status: 0 ok, 1 a run failed or the output is malformed, 2 bad usage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# one satfeed test at a time on this machine (tests/lib.sh takes the same lock)
+exec 9>"${SF_LOCK:-/run/lock/satfeed-tests.lock}"
+flock -w 900 9 || { echo "${0##*/}: another satfeed test held the lock for 15 minutes" >&2; exit 1; }
 
 QUICK=0
 for arg in "$@"; do
