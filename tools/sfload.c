@@ -76,6 +76,8 @@
 #include <unistd.h>
 
 #include "sf_proto.h"
+#define SF_CLI_PROG "sfload"
+#include "sf_cli.h"
 #include "sfload_hist.h"
 
 #define NSEC			1000000000ull
@@ -282,54 +284,6 @@ static void usage(FILE *f)
 		MAX_CONNECTIONS, MAX_VALUE_SIZE);
 }
 
-static void die_usage(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "sfload: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, " (see sfload --help)\n");
-	exit(EXIT_BADARGS);
-}
-
-static unsigned long long parse_ull(const char *opt, const char *s,
-				    unsigned long long min,
-				    unsigned long long max)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	if (*s < '0' || *s > '9')
-		goto bad;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		goto bad;
-	return v;
-bad:
-	fprintf(stderr,
-		"sfload: invalid %s '%s': expected an integer in [%llu, %llu]\n",
-		opt, s, min, max);
-	exit(EXIT_BADARGS);
-}
-
-/* A finite number in [min, max]; min itself is excluded when open_min. */
-static double parse_double(const char *opt, const char *s, double min,
-			   bool open_min, double max)
-{
-	double v;
-	char *end;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < min ||
-	    (open_min && v == min) || v > max) {
-		fprintf(stderr,
-			"sfload: invalid %s '%s': expected a number in %c%g, %g]\n",
-			opt, s, open_min ? '(' : '[', min, max);
-		exit(EXIT_BADARGS);
-	}
-	return v;
-}
-
 /* Split HOST:PORT or [HOST]:PORT into cfg.host and cfg.port. */
 static void parse_target(const char *t)
 {
@@ -340,23 +294,23 @@ static void parse_target(const char *t)
 		host = t + 1;
 		end = strchr(host, ']');
 		if (!end || end[1] != ':')
-			die_usage("invalid target '%s': expected [HOST]:PORT", t);
+			sf_die_usage("invalid target '%s': expected [HOST]:PORT", t);
 		colon = end + 1;
 	} else {
 		colon = strrchr(t, ':');
 		if (!colon)
-			die_usage("invalid target '%s': expected HOST:PORT", t);
+			sf_die_usage("invalid target '%s': expected HOST:PORT", t);
 		end = colon;
 		if (memchr(t, ':', colon - t))
-			die_usage("invalid target '%s': write IPv6 as [ADDR]:PORT",
+			sf_die_usage("invalid target '%s': write IPv6 as [ADDR]:PORT",
 				  t);
 	}
 	hlen = end - host;
 	if (!hlen || hlen >= sizeof(cfg.host))
-		die_usage("invalid target '%s': bad host", t);
+		sf_die_usage("invalid target '%s': bad host", t);
 	memcpy(cfg.host, host, hlen);
 	cfg.host[hlen] = '\0';
-	parse_ull("port", colon + 1, 1, 65535);
+	sf_parse_ull("port", colon + 1, 1, 65535);
 	snprintf(cfg.port, sizeof(cfg.port), "%s", colon + 1);
 }
 
@@ -392,23 +346,23 @@ static void parse_args(int argc, char **argv)
 				opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
-			cfg.rate = parse_double("--rate", optarg, 0, true,
+			cfg.rate = sf_parse_double("--rate", optarg, 0, true,
 						MAX_RATE);
 			break;
 		case 'c':
-			cfg.connections = parse_ull("--connections", optarg,
+			cfg.connections = sf_parse_ull("--connections", optarg,
 						    1, MAX_CONNECTIONS);
 			break;
 		case 'd':
-			cfg.duration = parse_double("--duration", optarg, 0,
+			cfg.duration = sf_parse_double("--duration", optarg, 0,
 						    true, 1e6);
 			break;
 		case 'W':
-			cfg.warmup = parse_double("--warmup", optarg, 0,
+			cfg.warmup = sf_parse_double("--warmup", optarg, 0,
 						  false, 1e6);
 			break;
 		case 'D':
-			cfg.drain = parse_double("--drain", optarg, 0, false,
+			cfg.drain = sf_parse_double("--drain", optarg, 0, false,
 						 3600);
 			break;
 		case 'p':
@@ -417,32 +371,32 @@ static void parse_args(int argc, char **argv)
 			else if (!strcmp(optarg, "memcached"))
 				cfg.proto = PROTO_MEMCACHED;
 			else
-				die_usage("invalid --proto '%s': expected sf or memcached",
+				sf_die_usage("invalid --proto '%s': expected sf or memcached",
 					  optarg);
 			break;
 		case 'w':
-			cfg.work_us = parse_ull("--work-us", optarg, 0,
+			cfg.work_us = sf_parse_ull("--work-us", optarg, 0,
 						10000000);
 			break;
 		case 'k':
-			cfg.keys = parse_ull("--keys", optarg, 1, 100000000);
+			cfg.keys = sf_parse_ull("--keys", optarg, 1, 100000000);
 			break;
 		case 's':
-			cfg.set_ratio = parse_double("--set-ratio", optarg, 0,
+			cfg.set_ratio = sf_parse_double("--set-ratio", optarg, 0,
 						     false, 1);
 			break;
 		case 'V':
-			cfg.value_size = parse_ull("--value-size", optarg, 1,
+			cfg.value_size = sf_parse_ull("--value-size", optarg, 1,
 						   MAX_VALUE_SIZE);
 			break;
 		case 'x':
 			cfg.poisson = true;
 			break;
 		case 'S':
-			cfg.seed = parse_ull("--seed", optarg, 0, UINT64_MAX);
+			cfg.seed = sf_parse_ull("--seed", optarg, 0, UINT64_MAX);
 			break;
 		case 'b':
-			cfg.spin_ns = parse_ull("--spin-us", optarg, 0,
+			cfg.spin_ns = sf_parse_ull("--spin-us", optarg, 0,
 						100000) * 1000;
 			break;
 		case 'j':
@@ -462,19 +416,19 @@ static void parse_args(int argc, char **argv)
 			usage(stdout);
 			exit(0);
 		case ':':
-			die_usage("option '%s' needs an argument",
+			sf_die_usage("option '%s' needs an argument",
 				  argv[optind - 1]);
 			break;
 		default:
-			die_usage("unknown option '%s'", argv[optind - 1]);
+			sf_die_usage("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
-		die_usage("%s", "missing HOST:PORT");
+		sf_die_usage("%s", "missing HOST:PORT");
 	if (optind + 1 < argc)
-		die_usage("unexpected argument '%s'", argv[optind + 1]);
+		sf_die_usage("unexpected argument '%s'", argv[optind + 1]);
 	if (cfg.rate <= 0)
-		die_usage("%s", "--rate is required");
+		sf_die_usage("%s", "--rate is required");
 	cfg.target = argv[optind];
 	parse_target(cfg.target);
 
@@ -487,14 +441,6 @@ static void parse_args(int argc, char **argv)
 	}
 	if (cfg.progress < 0)
 		cfg.progress = isatty(STDERR_FILENO) && cfg.duration >= 5;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * NSEC + ts.tv_nsec;
 }
 
 static void sleep_until(uint64_t t)
@@ -584,7 +530,7 @@ static int connect_one(const struct addrinfo *ai, uint64_t deadline)
 		pfd.fd = fd;
 		pfd.events = POLLOUT;
 		for (;;) {
-			now = now_ns();
+			now = sf_now_ns();
 			if (now >= deadline) {
 				errno = ETIMEDOUT;
 				goto err_close;
@@ -626,7 +572,7 @@ static int open_connections(void)
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_NUMERICSERV };
 	struct addrinfo *res, *ai, *good = NULL;
-	uint64_t deadline = now_ns() + CONNECT_TIMEOUT_NS;
+	uint64_t deadline = sf_now_ns() + CONNECT_TIMEOUT_NS;
 	char refused[INET6_ADDRSTRLEN] = "";
 	unsigned int i, allowed = 0;
 	int fd = -1, err, ret = EXIT_RUNTIME;
@@ -769,7 +715,7 @@ static int send_all(int fd, const unsigned char *p, size_t len)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
 				if (atomic_load(&run.stop) ||
-				    now_ns() > run.hard_deadline) {
+				    sf_now_ns() > run.hard_deadline) {
 					errno = EAGAIN;
 					return -1;
 				}
@@ -815,18 +761,18 @@ static int mc_preload(unsigned char *value)
 			memcpy(buf + len, "\r\n", 2);
 			len += 2;
 		}
-		run.hard_deadline = now_ns() + CONNECT_TIMEOUT_NS;
+		run.hard_deadline = sf_now_ns() + CONNECT_TIMEOUT_NS;
 		if (send_all(c->fd, buf, len)) {
 			fprintf(stderr, "sfload: memcached preload: send: %s\n",
 				strerror(errno));
 			goto out_free_buf;
 		}
-		deadline = now_ns() + CONNECT_TIMEOUT_NS;
+		deadline = sf_now_ns() + CONNECT_TIMEOUT_NS;
 		got = 0;
 		c->len = 0;
 		while (got < batch) {
-			r = poll(&pfd, 1, (deadline - now_ns()) / 1000000 + 1);
-			if (r <= 0 || now_ns() > deadline) {
+			r = poll(&pfd, 1, (deadline - sf_now_ns()) / 1000000 + 1);
+			if (r <= 0 || sf_now_ns() > deadline) {
 				if (r < 0 && errno == EINTR)
 					continue;
 				fprintf(stderr,
@@ -896,15 +842,15 @@ static void *sender_run(void *arg)
 	}
 	for (i = 0; i < run.n; i++) {
 		d = run.start + run.sched[i];
-		t = now_ns();
+		t = sf_now_ns();
 		while (t + cfg.spin_ns < d &&
 		       !atomic_load_explicit(&run.stop, memory_order_relaxed)) {
 			sleep_until(d - cfg.spin_ns - t > SLEEP_CHUNK_NS ?
 				    t + SLEEP_CHUNK_NS : d - cfg.spin_ns);
-			t = now_ns();
+			t = sf_now_ns();
 		}
 		while (t < d)
-			t = now_ns();
+			t = sf_now_ns();
 		if (atomic_load_explicit(&run.stop, memory_order_relaxed))
 			break;
 		if (t > run.hard_deadline) {
@@ -937,7 +883,7 @@ static void *sender_run(void *arg)
 	free(buf);
 out_done:
 	run.stopped_at = i;
-	run.sender_end = now_ns();
+	run.sender_end = sf_now_ns();
 	atomic_store_explicit(&run.sender_done, true, memory_order_release);
 	if (write(run.done_fd, &one, sizeof(one)) < 0)
 		fprintf(stderr, "sfload: eventfd: %s\n", strerror(errno));
@@ -992,7 +938,7 @@ static void conn_readable(int epfd, struct conn *c)
 		conn_lost(epfd, c, "closed by the server");
 		return;
 	}
-	t = now_ns();
+	t = sf_now_ns();
 	c->len += n;
 	if (cfg.proto == PROTO_SF) {
 		for (; c->len - off >= SF_MSG_SIZE; off += SF_MSG_SIZE) {
@@ -1047,7 +993,7 @@ static void receive_loop(int epfd, int sigfd)
 	void *tag;
 
 	for (;;) {
-		now = now_ns();
+		now = sf_now_ns();
 		if (drain_end == UINT64_MAX &&
 		    atomic_load_explicit(&run.sender_done,
 					 memory_order_acquire))
@@ -1090,7 +1036,7 @@ static void receive_loop(int epfd, int sigfd)
 				conn_readable(epfd, tag);
 			}
 		}
-		now = now_ns();
+		now = sf_now_ns();
 		if (cfg.progress && now >= next_progress) {
 			print_progress(now, &last_sent, &last_rcv, &last_t);
 			while (next_progress <= now)
@@ -1340,7 +1286,7 @@ int main(int argc, char **argv)
 			goto out_syserr;
 
 	/* Give the sender thread time to start before the first deadline. */
-	run.start = now_ns() + NSEC / 50;
+	run.start = sf_now_ns() + NSEC / 50;
 	run.hard_deadline = run.start + run.sched_end +
 			    (uint64_t)(cfg.drain * NSEC);
 	err = pthread_create(&sender, NULL, sender_run, value);

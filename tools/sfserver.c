@@ -62,6 +62,8 @@
 #include <unistd.h>
 
 #include "sf_proto.h"
+#define SF_CLI_PROG "sfserver"
+#include "sf_cli.h"
 
 #define SF_MAX_WORK_US		10000000u	/* 10 s */
 #define SF_MAX_THREADS		256
@@ -193,50 +195,6 @@ static void usage(FILE *f)
 		SF_DEFAULT_PORT, SF_MAX_WORK_US, SF_MAX_THREADS);
 }
 
-static void die_usage(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "sfserver: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, " (see sfserver --help)\n");
-	exit(EXIT_BADARGS);
-}
-
-static unsigned long parse_ulong(const char *opt, const char *s,
-				 unsigned long min, unsigned long max)
-{
-	unsigned long v;
-	char *end;
-
-	errno = 0;
-	if (*s < '0' || *s > '9')
-		goto bad;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		goto bad;
-	return v;
-bad:
-	fprintf(stderr,
-		"sfserver: invalid %s '%s': expected an integer in [%lu, %lu]\n",
-		opt, s, min, max);
-	exit(EXIT_BADARGS);
-}
-
-static double parse_secs(const char *opt, const char *s)
-{
-	double v;
-	char *end;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= 0) || v > 1e7) {
-		fprintf(stderr,
-			"sfserver: invalid %s '%s': expected seconds in [0, 1e7]\n",
-			opt, s);
-		exit(EXIT_BADARGS);
-	}
-	return v;
-}
-
 static void parse_addr(void)
 {
 	struct sockaddr_in *sin = (struct sockaddr_in *)&cfg.ss;
@@ -251,7 +209,7 @@ static void parse_addr(void)
 		sin6->sin6_port = htons(cfg.port);
 		cfg.sslen = sizeof(*sin6);
 	} else {
-		die_usage("invalid --addr '%s': expected a numeric IPv4 or IPv6 address",
+		sf_die_usage("invalid --addr '%s': expected a numeric IPv4 or IPv6 address",
 			  cfg.addr);
 	}
 }
@@ -280,17 +238,17 @@ static void parse_args(int argc, char **argv)
 			cfg.addr = optarg;
 			break;
 		case 'p':
-			cfg.port = parse_ulong("--port", optarg, 0, 65535);
+			cfg.port = sf_parse_ull("--port", optarg, 0, 65535);
 			break;
 		case 'P':
 			cfg.port_file = optarg;
 			break;
 		case 'w':
-			cfg.work_us = parse_ulong("--work-us", optarg, 0,
+			cfg.work_us = sf_parse_ull("--work-us", optarg, 0,
 						  SF_MAX_WORK_US);
 			break;
 		case 't':
-			cfg.threads = parse_ulong("--threads", optarg, 1,
+			cfg.threads = sf_parse_ull("--threads", optarg, 1,
 						  SF_MAX_THREADS);
 			break;
 		case 'i':
@@ -301,11 +259,11 @@ static void parse_args(int argc, char **argv)
 			else if (!strcmp(optarg, "msg"))
 				cfg.io = IO_MSG;
 			else
-				die_usage("invalid --io '%s': expected sendto, rw or msg",
+				sf_die_usage("invalid --io '%s': expected sendto, rw or msg",
 					  optarg);
 			break;
 		case 'd':
-			cfg.duration = parse_secs("--duration", optarg);
+			cfg.duration = sf_parse_double("--duration", optarg, 0, false, 1e7);
 			break;
 		case 'q':
 			cfg.quiet = true;
@@ -314,32 +272,24 @@ static void parse_args(int argc, char **argv)
 			usage(stdout);
 			exit(0);
 		case ':':
-			die_usage("option '%s' needs an argument",
+			sf_die_usage("option '%s' needs an argument",
 				  argv[optind - 1]);
 			break;
 		default:
-			die_usage("unknown option '%s'", argv[optind - 1]);
+			sf_die_usage("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		die_usage("unexpected argument '%s'", argv[optind]);
+		sf_die_usage("unexpected argument '%s'", argv[optind]);
 	parse_addr();
-}
-
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 /* Busy-spin: clock_gettime() is a vDSO call, so this makes no system call. */
 static void spin_us(unsigned int us)
 {
-	unsigned long long end = now_ns() + us * 1000ull;
+	unsigned long long end = sf_now_ns() + us * 1000ull;
 
-	while (now_ns() < end)
+	while (sf_now_ns() < end)
 		;
 }
 
@@ -765,7 +715,7 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 
-	start = now_ns();
+	start = sf_now_ns();
 	for (i = 1; i < cfg.threads; i++) {
 		err = pthread_create(&workers[i].thread, NULL, worker_run,
 				     &workers[i]);
@@ -793,7 +743,7 @@ int main(int argc, char **argv)
 	if (!ret) {
 		printf("sfserver: served %llu requests on %llu connection%s in %.3f s\n",
 		       served, conns, conns == 1 ? "" : "s",
-		       (now_ns() - start) / 1e9);
+		       (sf_now_ns() - start) / 1e9);
 		fflush(stdout);
 	}
 
