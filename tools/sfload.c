@@ -303,7 +303,7 @@ static void parse_target(const char *t)
 		end = colon;
 		if (memchr(t, ':', colon - t))
 			sf_die_usage("invalid target '%s': write IPv6 as [ADDR]:PORT",
-				  t);
+				     t);
 	}
 	hlen = end - host;
 	if (!hlen || hlen >= sizeof(cfg.host))
@@ -347,23 +347,23 @@ static void parse_args(int argc, char **argv)
 		switch (c) {
 		case 'r':
 			cfg.rate = sf_parse_double("--rate", optarg, 0, true,
-						MAX_RATE);
+						   MAX_RATE);
 			break;
 		case 'c':
 			cfg.connections = sf_parse_ull("--connections", optarg,
-						    1, MAX_CONNECTIONS);
+						       1, MAX_CONNECTIONS);
 			break;
 		case 'd':
 			cfg.duration = sf_parse_double("--duration", optarg, 0,
-						    true, 1e6);
+						       true, 1e6);
 			break;
 		case 'W':
 			cfg.warmup = sf_parse_double("--warmup", optarg, 0,
-						  false, 1e6);
+						     false, 1e6);
 			break;
 		case 'D':
 			cfg.drain = sf_parse_double("--drain", optarg, 0, false,
-						 3600);
+						    3600);
 			break;
 		case 'p':
 			if (!strcmp(optarg, "sf"))
@@ -372,22 +372,22 @@ static void parse_args(int argc, char **argv)
 				cfg.proto = PROTO_MEMCACHED;
 			else
 				sf_die_usage("invalid --proto '%s': expected sf or memcached",
-					  optarg);
+					     optarg);
 			break;
 		case 'w':
 			cfg.work_us = sf_parse_ull("--work-us", optarg, 0,
-						10000000);
+						   10000000);
 			break;
 		case 'k':
 			cfg.keys = sf_parse_ull("--keys", optarg, 1, 100000000);
 			break;
 		case 's':
 			cfg.set_ratio = sf_parse_double("--set-ratio", optarg, 0,
-						     false, 1);
+							false, 1);
 			break;
 		case 'V':
 			cfg.value_size = sf_parse_ull("--value-size", optarg, 1,
-						   MAX_VALUE_SIZE);
+						      MAX_VALUE_SIZE);
 			break;
 		case 'x':
 			cfg.poisson = true;
@@ -397,7 +397,7 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'b':
 			cfg.spin_ns = sf_parse_ull("--spin-us", optarg, 0,
-						100000) * 1000;
+						   100000) * 1000;
 			break;
 		case 'j':
 			cfg.json = true;
@@ -417,7 +417,7 @@ static void parse_args(int argc, char **argv)
 			exit(0);
 		case ':':
 			sf_die_usage("option '%s' needs an argument",
-				  argv[optind - 1]);
+				     argv[optind - 1]);
 			break;
 		default:
 			sf_die_usage("unknown option '%s'", argv[optind - 1]);

@@ -210,7 +210,7 @@ static void parse_addr(void)
 		cfg.sslen = sizeof(*sin6);
 	} else {
 		sf_die_usage("invalid --addr '%s': expected a numeric IPv4 or IPv6 address",
-			  cfg.addr);
+			     cfg.addr);
 	}
 }
 
@@ -245,11 +245,11 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'w':
 			cfg.work_us = sf_parse_ull("--work-us", optarg, 0,
-						  SF_MAX_WORK_US);
+						   SF_MAX_WORK_US);
 			break;
 		case 't':
 			cfg.threads = sf_parse_ull("--threads", optarg, 1,
-						  SF_MAX_THREADS);
+						   SF_MAX_THREADS);
 			break;
 		case 'i':
 			if (!strcmp(optarg, "sendto"))
@@ -260,10 +260,11 @@ static void parse_args(int argc, char **argv)
 				cfg.io = IO_MSG;
 			else
 				sf_die_usage("invalid --io '%s': expected sendto, rw or msg",
-					  optarg);
+					     optarg);
 			break;
 		case 'd':
-			cfg.duration = sf_parse_double("--duration", optarg, 0, false, 1e7);
+			cfg.duration = sf_parse_double("--duration", optarg, 0,
+						       false, 1e7);
 			break;
 		case 'q':
 			cfg.quiet = true;
@@ -273,7 +274,7 @@ static void parse_args(int argc, char **argv)
 			exit(0);
 		case ':':
 			sf_die_usage("option '%s' needs an argument",
-				  argv[optind - 1]);
+				     argv[optind - 1]);
 			break;
 		default:
 			sf_die_usage("unknown option '%s'", argv[optind - 1]);
@@ -290,7 +291,7 @@ static void spin_us(unsigned int us)
 	unsigned long long end = sf_now_ns() + us * 1000ull;
 
 	while (sf_now_ns() < end)
-		;
+			 ;
 }
 
 static ssize_t conn_recv(int fd, void *buf, size_t len)
