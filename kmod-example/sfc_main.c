@@ -99,7 +99,8 @@ SFC_PARAM(stale_ms, 1000, 1, 600000,
 
 struct sfc_target {
 	/* push side, written by the kfunc from any CPU */
-	spinlock_t push_lock;
+	raw_spinlock_t push_lock;		/* raw: pushes may come from any
+					 * non-NMI context, also on RT */
 	u64 pushed[SATFEED_NR_STREAMS];		/* windows received */
 	u64 first_seq[SATFEED_NR_STREAMS];	/* seq of the first one */
 	u64 gaps[SATFEED_NR_STREAMS];		/* seq jumps seen */
@@ -160,20 +161,32 @@ __bpf_kfunc int satfeed_consumer_push(u32 slot, u32 stream,
 		atomic64_inc(&sfc_push_rejected);
 		return -EINVAL;
 	}
+	/* an NMI could interrupt a holder of push_lock on this CPU */
+	if (in_nmi()) {
+		atomic64_inc(&sfc_push_rejected);
+		return -EBUSY;
+	}
 	t = &sfc_targets[slot];
-	spin_lock_irqsave(&t->push_lock, flags);
+	raw_spin_lock_irqsave(&t->push_lock, flags);
 	last = t->push_win[stream].seq;
-	if (!t->pushed[stream] || w->seq <= last) {
-		/* first window, or the slot was reused: start over */
+	if (!t->pushed[stream] || w->seq == 1) {
+		/* first window, or the slot was reused (a reused slot's
+		 * stream always restarts at seq 1): start over */
 		t->pushed[stream] = 0;
 		t->gaps[stream] = 0;
 		t->first_seq[stream] = w->seq;
-	} else if (w->seq != last + 1) {
+	} else if (w->seq > last + 1) {
 		t->gaps[stream]++;
 	}
-	t->push_win[stream] = *w;
+	/*
+	 * The engine pushes after dropping its stream lock, so two windows of
+	 * one stream closing on two CPUs can arrive newest first: count the
+	 * older one, but keep the newest as the last window.
+	 */
+	if (w->seq > last || !t->pushed[stream])
+		t->push_win[stream] = *w;
 	t->pushed[stream]++;
-	spin_unlock_irqrestore(&t->push_lock, flags);
+	raw_spin_unlock_irqrestore(&t->push_lock, flags);
 	atomic64_inc(&sfc_windows_pushed);
 	return 0;
 }
@@ -194,9 +207,12 @@ __bpf_kfunc int satfeed_consumer_answer(u64 token, void *answer,
 {
 	const struct sfc_answer *a = answer;
 
-	if (READ_ONCE(sfc_query_task) != current || token != sfc_query_token)
+	/* only the module's worker, in task context, asks */
+	if (in_interrupt() || READ_ONCE(sfc_query_task) != current ||
+	    token != sfc_query_token)
 		return -EPERM;
-	if (answer__sz != sizeof(*a) || a->slot != sfc_query_slot)
+	/* the verifier lets a possibly-NULL pointer through with a size */
+	if (!a || answer__sz != sizeof(*a) || a->slot != sfc_query_slot)
 		return -EINVAL;
 	memcpy(&sfc_staging, a, sizeof(sfc_staging));
 	sfc_answered = true;
@@ -379,6 +395,9 @@ static void sfc_ops_unreg(void *kdata, struct bpf_link *link)
 	mutex_lock(&sfc_mutex);
 	if (sfc_ops == kdata) {
 		sfc_ops = NULL;
+		/* nothing answers any more: stop showing old answers */
+		for (int i = 0; i < SFC_MAX_SLOTS; i++)
+			sfc_targets[i].valid = false;
 		pr_info("pull consumer '%s' detached\n", sfc_ops_name);
 	}
 	mutex_unlock(&sfc_mutex);
@@ -386,13 +405,18 @@ static void sfc_ops_unreg(void *kdata, struct bpf_link *link)
 
 static int sfc_ops_update(void *kdata, void *old_kdata, struct bpf_link *link)
 {
+	struct satfeed_consumer_ops *ops = kdata;
 	int ret = 0;
 
 	mutex_lock(&sfc_mutex);
-	if (sfc_ops != old_kdata)
+	if (sfc_ops != old_kdata) {
 		ret = -ENOENT;
-	else
+	} else {
 		sfc_ops = kdata;
+		strscpy(sfc_ops_name, ops->name[0] ? ops->name : "?",
+			sizeof(sfc_ops_name));
+		atomic64_inc(&sfc_attaches);
+	}
 	mutex_unlock(&sfc_mutex);
 	return ret;
 }
@@ -504,12 +528,12 @@ static ssize_t last_push_show(struct kobject *k, struct kobj_attribute *a,
 			unsigned long flags;
 			u64 pushed, first, gaps;
 
-			spin_lock_irqsave(&t->push_lock, flags);
+			raw_spin_lock_irqsave(&t->push_lock, flags);
 			pushed = t->pushed[j];
 			first = t->first_seq[j];
 			gaps = t->gaps[j];
 			w = t->push_win[j];
-			spin_unlock_irqrestore(&t->push_lock, flags);
+			raw_spin_unlock_irqrestore(&t->push_lock, flags);
 			if (!pushed || n > SFC_SYSFS_ROOM)
 				continue;
 			n += sysfs_emit_at(buf, n,
@@ -579,7 +603,7 @@ static int __init sfc_init(void)
 	int i, ret;
 
 	for (i = 0; i < SFC_MAX_SLOTS; i++)
-		spin_lock_init(&sfc_targets[i].push_lock);
+		raw_spin_lock_init(&sfc_targets[i].push_lock);
 
 	/*
 	 * TRACING covers fentry and tp_btf programs, and freplace programs
