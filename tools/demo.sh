@@ -48,7 +48,7 @@ for rate in 2000 8000 16000; do
 	echo
 	echo "--- offered $rate req/s for 3 s"
 	"$B/sfload" --rate "$rate" --duration 3 --connections 4 "127.0.0.1:$port" |
-		sed 's/^/  sfload: /'
+		sed -e 's/^sfload: //' -e 's/^/  | /'
 	"$B/satfeedctl" show
 done
 echo
