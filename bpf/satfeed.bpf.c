@@ -41,6 +41,7 @@
 #include "satfeed_maps.bpf.h"
 #include "window_math.h"
 #include "satfeed_internal.h"
+#include "satfeed_hooks.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -399,6 +400,8 @@ int BPF_PROG(sf_sys_exit, struct pt_regs *regs, long ret)
 
 /* ---- attach mode fentry: only the traced syscalls run these ----
  * The loader points each at __<arch>_sys_<name> (bpf_program__set_attach_target).
+ * The hooked syscalls are listed in satfeed_hooks.h (sfbench's floor uses the
+ * same list): sf_x_<name> on every one, sf_e_<name> on the waits.
  */
 #define SF_FEXIT(name, SC)						\
 SEC("fexit")								\
@@ -413,30 +416,8 @@ int BPF_PROG(sf_e_##name, struct pt_regs *regs)				\
 	return sf_wait_enter(SC);					\
 }
 
-SF_FEXIT(sendto, SATFEED_SC_SENDTO)
-SF_FEXIT(sendmsg, SATFEED_SC_SENDMSG)
-SF_FEXIT(sendmmsg, SATFEED_SC_SENDMMSG)
-SF_FEXIT(write, SATFEED_SC_WRITE)
-SF_FEXIT(writev, SATFEED_SC_WRITEV)
-SF_FEXIT(recvfrom, SATFEED_SC_RECVFROM)
-SF_FEXIT(recvmsg, SATFEED_SC_RECVMSG)
-SF_FEXIT(recvmmsg, SATFEED_SC_RECVMMSG)
-SF_FEXIT(read, SATFEED_SC_READ)
-SF_FEXIT(readv, SATFEED_SC_READV)
-SF_FEXIT(epoll_wait, SATFEED_SC_EPOLL_WAIT)
-SF_FEXIT(epoll_pwait, SATFEED_SC_EPOLL_PWAIT)
-SF_FEXIT(epoll_pwait2, SATFEED_SC_EPOLL_PWAIT2)
-SF_FEXIT(select, SATFEED_SC_SELECT)
-SF_FEXIT(pselect6, SATFEED_SC_PSELECT6)
-SF_FEXIT(poll, SATFEED_SC_POLL)
-SF_FEXIT(ppoll, SATFEED_SC_PPOLL)
-SF_FENTRY(epoll_wait, SATFEED_SC_EPOLL_WAIT)
-SF_FENTRY(epoll_pwait, SATFEED_SC_EPOLL_PWAIT)
-SF_FENTRY(epoll_pwait2, SATFEED_SC_EPOLL_PWAIT2)
-SF_FENTRY(select, SATFEED_SC_SELECT)
-SF_FENTRY(pselect6, SATFEED_SC_PSELECT6)
-SF_FENTRY(poll, SATFEED_SC_POLL)
-SF_FENTRY(ppoll, SATFEED_SC_PPOLL)
+SATFEED_FEXIT_HOOKS(SF_FEXIT)
+SATFEED_FENTRY_HOOKS(SF_FENTRY)
 
 /* ---- every mode: a watched process that exits is marked gone ---- */
 
