@@ -9,6 +9,13 @@
  * kernel.bpf_stats_enabled the kernel's own accounting); satfeed's overhead
  * is judged against it.
  *
+ * sfb_x_<name> / sfb_e_<name>: the same floor for satfeed's fentry mode,
+ * empty fexit programs on the 17 syscalls satfeed hooks and empty fentry
+ * programs on the 7 waits, from the engine's own list (satfeed_hooks.h).
+ * sfbench points them at the same __<arch>_sys_<name> wrappers as
+ * satfeed-loader and loads them only in that mode (kernels that refuse
+ * fentry, such as the development hosts, never see them).
+ *
  * The sfb_v_* programs are probes for finding where satfeed's time goes:
  * each one, attached alone to sys_exit while only the traced worker runs a
  * getppid() loop, does one of the building blocks of satfeed's per-sample
@@ -22,6 +29,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "satfeed.h"
+#include "satfeed_hooks.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -36,6 +44,23 @@ int BPF_PROG(sfb_exit, struct pt_regs *regs, long ret)
 {
 	return 0;
 }
+
+/* the fentry-mode floor: attach targets set by sfbench */
+#define SFB_FEXIT(name, SC)						\
+SEC("fexit")								\
+int BPF_PROG(sfb_x_##name, struct pt_regs *regs, long ret)		\
+{									\
+	return 0;							\
+}
+#define SFB_FENTRY(name, SC)						\
+SEC("fentry")								\
+int BPF_PROG(sfb_e_##name, struct pt_regs *regs)			\
+{									\
+	return 0;							\
+}
+
+SATFEED_FEXIT_HOOKS(SFB_FEXIT)
+SATFEED_FENTRY_HOOKS(SFB_FENTRY)
 
 /* ---- probes: the building blocks of satfeed's sample path ---- */
 
