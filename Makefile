@@ -5,7 +5,9 @@
 #   make run        install deps, build, run the built-in demo (PID=<pid> to
 #                   watch that process instead)
 #   make test       install deps, build, run every test
-#   make bench      overhead benchmark (printed, never asserted)
+#   make bench      overhead benchmarks (printed, never asserted): the host's,
+#                   against the paper's method, and both in the 6.12 guest
+#                   (fentry mode)
 #   make install    PREFIX=/usr/local DESTDIR=
 
 OUTPUT ?= build
@@ -133,6 +135,7 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/sfbench
 	$(Q)bash tests/bench.sh
 	$(Q)bash tests/bench_paper.sh
+	$(Q)bash tests/vm/bench.sh
 
 install: $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/sbin)

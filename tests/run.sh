@@ -17,6 +17,7 @@ suites=(
 	"bash tests/bench_paper.sh --quick"
 	"bash tests/validate.sh --quick"
 	"bash tests/vm/run.sh"
+	"bash tests/vm/bench.sh --quick"
 )
 # SATFEED_TESTS="test_kernel test_cli" runs only suites whose text matches.
 only=${SATFEED_TESTS:-}
