@@ -170,7 +170,7 @@ STALLS=$OUT/stalls.txt
 : >"$STALLS"
 probes=()
 for c in $(seq 0 $((NCPU - 1))); do
-	python3 - "$c" "$STALL_S" >>"$STALLS" <<'EOF' &
+	python3 - "$c" "$STALL_S" >"$STALLS.$c" <<'EOF' &
 import os, sys, time
 cpu, secs = int(sys.argv[1]), float(sys.argv[2])
 os.sched_setaffinity(0, {cpu})
@@ -194,6 +194,10 @@ EOF
 	probes+=($!)
 done
 wait "${probes[@]}"
+for c in $(seq 0 $((NCPU - 1))); do
+	cat "$STALLS.$c" >>"$STALLS" 2>/dev/null
+	rm -f "$STALLS.$c"
+done
 [ "$(wc -l <"$STALLS")" -eq "$NCPU" ] || fail "the stall probe did not report for every CPU"
 
 # Capacity, measured in this run: offer more than can be served and take
@@ -407,8 +411,9 @@ print("BPF statistics on; every run counts, memcached's and every other process'
 for l in open(acct):
     c, ns, reqs, d, warm = l.split()
     ns, reqs, d, warm = float(ns), float(reqs), float(d), float(warm)
-    per = ns / reqs if reqs else float("nan")
-    # the programs ran over warm-up + measured interval (+ drain, idle)
+    # the programs ran over the warm-up and the measured interval (the
+    # drain after them is idle): requests sent then = reqs * (d + warm) / d
+    per = ns / (reqs * (d + warm) / d) if reqs else float("nan")
     cpu = 100.0 * ns / ((d + warm) * 1e9)
     out("mc.bpf_ns_per_req.%s" % c, per)
     out("mc.bpf_cpu_pct.%s" % c, cpu)
