@@ -78,7 +78,9 @@ flock -w 900 9 || vm_die "another satfeed test held $LOCK for 15 minutes"
 . "$VM_DIR/kernel.env"
 command -v bpftrace >/dev/null || vm_install bpftrace
 BPFTRACE=$(command -v bpftrace) || vm_die "bpftrace not installed"
-make -s -C "$ROOT" all "$BUILD/sfbench" >/dev/null
+# the Makefile names its outputs relative to the tree (OUTPUT=build)
+OUTREL=${BUILD#"$ROOT"/}
+make -s -C "$ROOT" OUTPUT="$OUTREL" all "$OUTREL/sfbench" >/dev/null
 
 BINS=(-b /bin/bash -b "$BPFTRACE")
 for b in satfeed-loader satfeedctl sfbench; do
