@@ -198,6 +198,8 @@ static __always_inline bool sf_find_target(struct satfeed_config *cfg,
 	__u8 v;
 
 	v = cfg->pid_slot[tgid % SATFEED_PID_SLOTS];
+	if (!v && !cfg->nr_cgroup_levels)
+		return false;	/* the common miss, without the cgroup loop */
 	if (v && v != SATFEED_PID_SLOT_SHARED) {
 		__u32 slot = v - 1;
 		struct satfeed_target *t;
