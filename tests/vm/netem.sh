@@ -25,6 +25,7 @@
 #       -a 'SF_LEVELS=8 SF_NETEM_DIRS=c2s'
 # Environment: VM_DIR (default build/vm), BUILD (default build),
 # OUT (default build/validate), VM_QUIET=1 (console only in the log).
+# Takes the test lock (/run/lock/satfeed-tests.lock, SF_LOCK) for the run.
 # Outputs: $VM_DIR/netem-console.log, $OUT/netem.csv, $OUT/netem.txt.
 # Exit: 0 the guest run completed and both R² exist; 1 otherwise.
 set -euo pipefail
@@ -46,6 +47,11 @@ done
 
 start=$(date +%s)
 vm_need_root
+# the guest takes a whole CPU for minutes: not beside another test's timings
+LOCK=${SF_LOCK:-/run/lock/satfeed-tests.lock}
+exec 9>"$LOCK" || vm_die "cannot open $LOCK"
+flock -w 900 9 || vm_die "another satfeed test held $LOCK for 15 minutes"
+
 "$ROOT/tests/vm/setup-kernel.sh"
 . "$VM_DIR/kernel.env"
 vm_install memcached iproute2 xz-utils

@@ -26,6 +26,7 @@
 #                       guest/test.sh as settings (see its header)
 # Environment: VM_DIR (default build/vm), BUILD (default build), VM_TIMEOUT,
 # VM_QUIET=1 (console only in $VM_DIR/console.log), VM_TCG_THREAD.
+# Takes the test lock (/run/lock/satfeed-tests.lock, SF_LOCK) for the run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -48,6 +49,11 @@ done
 
 start=$(date +%s)
 vm_need_root
+# the guest takes a whole CPU for minutes: not beside another test's timings
+LOCK=${SF_LOCK:-/run/lock/satfeed-tests.lock}
+exec 9>"$LOCK" || vm_die "cannot open $LOCK"
+flock -w 900 9 || vm_die "another satfeed test held $LOCK for 15 minutes"
+
 "$ROOT/tests/vm/setup-kernel.sh"
 . "$VM_DIR/kernel.env"
 
