@@ -19,6 +19,8 @@
 #                         [-a 'KEY=val ...'] [-l LOG]
 #   defaults: kernel from $VM_DIR/kernel.env, $VM_DIR/initrd.gz, 240 s
 #   (VM_TIMEOUT), 1024 MiB, log $VM_DIR/console.log
+# VM_QEMU_OPTS: more QEMU options, e.g. "-icount shift=0,sleep=on" (guest
+# time from the instruction count; tests/vm/bench.sh uses it).
 # Exit: 0 pass, 1 fail, 2 usage.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -56,7 +58,7 @@ mkdir -p "$(dirname "$LOG")"
 vm_log "booting $(basename "$VMLINUZ") (timeout ${TIMEOUT}s): $APPEND"
 start=$(date +%s)
 set +e
-timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel "tcg,thread=${VM_TCG_THREAD:-single}" -cpu max -m "$MEM" -smp 2 \
+timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel "tcg,thread=${VM_TCG_THREAD:-single}" -cpu max -m "$MEM" -smp 2 ${VM_QEMU_OPTS:-} \
 	-kernel "$VMLINUZ" -initrd "$INITRD" -append "$APPEND" \
 	-nographic -no-reboot < /dev/null 2>&1 |
 	tr -d '\r' | if [ "${VM_QUIET:-0}" = 1 ]; then cat > "$LOG"; else tee "$LOG"; fi
