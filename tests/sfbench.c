@@ -1877,9 +1877,8 @@ static void bt_report(void)
 		       "undefined (satfeed's overhead measured <= 0)");
 	} else {
 		printf("  3x smaller than the bpftrace method's: satfeed's overhead (%+.1f ns) is within\n"
-		       "  the round-to-round spread (%.1f ns; at least the table's 0.1 ns), so at\n"
-		       "  most %.1f ns: bpftrace's overhead\n"
-		       "  (%+.1f ns) is >= %s satfeed's, %s\n",
+		       "  the round-to-round spread (%.1f ns; at least the table's 0.1 ns), so at most\n"
+		       "  %.1f ns: bpftrace's overhead (%+.1f ns) is >= %s satfeed's, %s\n",
 		       sf, nz, den, bt, ratio_strp(lo, 1),
 		       !isfinite(lo) ? "undefined" :
 		       lo >= 3 ? "meets" : "undecided (the spread is too large to tell)");
