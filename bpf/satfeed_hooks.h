@@ -9,7 +9,7 @@
  * the wait's start).  name is the syscall's name, SC its enum
  * satfeed_syscall value (satfeed.h).  The attach target is the syscall's
  * wrapper, "__x64_sys_<name>" on x86-64 and "__arm64_sys_<name>" on arm64
- * (satfeed-loader's syscall_prefix()).
+ * (SATFEED_SYSCALL_PREFIX below).
  *
  * Users: bpf/satfeed.bpf.c (the engine's sf_x_<name> and sf_e_<name>
  * programs; their names are pinned, so they are part of the layout),
@@ -18,6 +18,17 @@
  */
 #ifndef SATFEED_HOOKS_H
 #define SATFEED_HOOKS_H
+
+#ifndef __bpf__
+/* user space: the hooks attach to SATFEED_SYSCALL_PREFIX "<name>" */
+#if defined(__x86_64__)
+#define SATFEED_SYSCALL_PREFIX "__x64_sys_"
+#elif defined(__aarch64__)
+#define SATFEED_SYSCALL_PREFIX "__arm64_sys_"
+#else
+#error "satfeed: add this architecture's syscall wrapper prefix"
+#endif
+#endif
 
 #define SATFEED_FEXIT_HOOKS(X)					\
 	X(sendto, SATFEED_SC_SENDTO)				\

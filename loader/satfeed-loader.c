@@ -23,6 +23,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "sf_common.h"
+#include "satfeed_hooks.h"
 #include "satfeed_internal.h"
 #include "satfeed.skel.h"
 
@@ -297,17 +298,6 @@ static bool prog_is_fentry(struct bpf_program *prog)
 	return t == BPF_TRACE_FENTRY || t == BPF_TRACE_FEXIT;
 }
 
-static const char *syscall_prefix(void)
-{
-#if defined(__x86_64__)
-	return "__x64_sys_";
-#elif defined(__aarch64__)
-	return "__arm64_sys_";
-#else
-#error "satfeed: add this architecture's syscall wrapper prefix"
-#endif
-}
-
 /*
  * Open, configure and load the engine for one attach mode, then attach it.
  * Returns 0 with *out set, or a negative errno with a reason in why.
@@ -352,7 +342,7 @@ static int engine_start(__u32 mode, struct satfeed_bpf **out, char *why,
 			char fn[64];
 
 			/* sf_x_sendto / sf_e_poll -> __x64_sys_sendto */
-			snprintf(fn, sizeof(fn), "%s%s", syscall_prefix(),
+			snprintf(fn, sizeof(fn), "%s%s", SATFEED_SYSCALL_PREFIX,
 				 name + 5);
 			err = bpf_program__set_attach_target(prog, 0, fn);
 			if (err) {

@@ -1181,18 +1181,6 @@ static bool prog_is_fentry(struct bpf_program *prog)
 	return t == BPF_TRACE_FENTRY || t == BPF_TRACE_FEXIT;
 }
 
-/* the syscall wrappers' prefix, as satfeed-loader's syscall_prefix() */
-static const char *syscall_prefix(void)
-{
-#if defined(__x86_64__)
-	return "__x64_sys_";
-#elif defined(__aarch64__)
-	return "__arm64_sys_";
-#else
-#error "sfbench: add this architecture's syscall wrapper prefix"
-#endif
-}
-
 static void empty_add(int p, struct bpf_program *prog)
 {
 	struct progset *ps = &psets[CFG_EMPTY][p];
@@ -1231,7 +1219,7 @@ static void empty_load(void)
 		if (!load || !prog_is_fentry(prog))
 			continue;
 		/* sfb_x_sendto -> __x64_sys_sendto, as satfeed-loader does */
-		snprintf(fn, sizeof(fn), "%s%s", syscall_prefix(),
+		snprintf(fn, sizeof(fn), "%s%s", SATFEED_SYSCALL_PREFIX,
 			 bpf_program__name(prog) + strlen("sfb_x_"));
 		err = bpf_program__set_attach_target(prog, 0, fn);
 		if (err)

@@ -85,9 +85,7 @@ MODES=(fentry tp_btf)
 
 start=$(date +%s)
 vm_need_root
-LOCK=${SF_LOCK:-/run/lock/satfeed-tests.lock}
-exec 9>"$LOCK" || vm_die "cannot open $LOCK"
-flock -w 900 9 || vm_die "another satfeed test held $LOCK for 15 minutes"
+vm_take_test_lock
 
 "$ROOT/tests/vm/setup-kernel.sh"
 . "$VM_DIR/kernel.env"

@@ -14,6 +14,16 @@ vm_need_root() {
 	[ "$(id -u)" = 0 ] || vm_die "must run as root (apt-get, qemu image build)"
 }
 
+# Take the satfeed tests' lock (SF_LOCK) on fd 9 for the rest of the
+# script: a guest takes a whole CPU for minutes, not beside another test's
+# timings.
+vm_take_test_lock() {
+	local lock=${SF_LOCK:-/run/lock/satfeed-tests.lock}
+
+	exec 9>"$lock" || vm_die "cannot open $lock"
+	flock -w 900 9 || vm_die "another satfeed test held $lock for 15 minutes"
+}
+
 # Make sure bookworm-backports is an apt source (the deb822 form that
 # ENVIRONMENT.md checked).  Returns 0 if it was already there.
 vm_ensure_backports() {

@@ -49,10 +49,7 @@ done
 
 start=$(date +%s)
 vm_need_root
-# the guest takes a whole CPU for minutes: not beside another test's timings
-LOCK=${SF_LOCK:-/run/lock/satfeed-tests.lock}
-exec 9>"$LOCK" || vm_die "cannot open $LOCK"
-flock -w 900 9 || vm_die "another satfeed test held $LOCK for 15 minutes"
+vm_take_test_lock
 
 "$ROOT/tests/vm/setup-kernel.sh"
 . "$VM_DIR/kernel.env"
