@@ -30,6 +30,16 @@
 #endif
 #endif
 
+/* the waits: an fentry (their start) and an fexit program each */
+#define SATFEED_FENTRY_HOOKS(X)					\
+	X(epoll_wait, SATFEED_SC_EPOLL_WAIT)			\
+	X(epoll_pwait, SATFEED_SC_EPOLL_PWAIT)			\
+	X(epoll_pwait2, SATFEED_SC_EPOLL_PWAIT2)		\
+	X(select, SATFEED_SC_SELECT)				\
+	X(pselect6, SATFEED_SC_PSELECT6)			\
+	X(poll, SATFEED_SC_POLL)				\
+	X(ppoll, SATFEED_SC_PPOLL)
+
 #define SATFEED_FEXIT_HOOKS(X)					\
 	X(sendto, SATFEED_SC_SENDTO)				\
 	X(sendmsg, SATFEED_SC_SENDMSG)				\
@@ -41,21 +51,6 @@
 	X(recvmmsg, SATFEED_SC_RECVMMSG)			\
 	X(read, SATFEED_SC_READ)				\
 	X(readv, SATFEED_SC_READV)				\
-	X(epoll_wait, SATFEED_SC_EPOLL_WAIT)			\
-	X(epoll_pwait, SATFEED_SC_EPOLL_PWAIT)			\
-	X(epoll_pwait2, SATFEED_SC_EPOLL_PWAIT2)		\
-	X(select, SATFEED_SC_SELECT)				\
-	X(pselect6, SATFEED_SC_PSELECT6)			\
-	X(poll, SATFEED_SC_POLL)				\
-	X(ppoll, SATFEED_SC_PPOLL)
-
-#define SATFEED_FENTRY_HOOKS(X)					\
-	X(epoll_wait, SATFEED_SC_EPOLL_WAIT)			\
-	X(epoll_pwait, SATFEED_SC_EPOLL_PWAIT)			\
-	X(epoll_pwait2, SATFEED_SC_EPOLL_PWAIT2)		\
-	X(select, SATFEED_SC_SELECT)				\
-	X(pselect6, SATFEED_SC_PSELECT6)			\
-	X(poll, SATFEED_SC_POLL)				\
-	X(ppoll, SATFEED_SC_PPOLL)
+	SATFEED_FENTRY_HOOKS(X)
 
 #endif /* SATFEED_HOOKS_H */
