@@ -8,6 +8,8 @@
 #   make bench      overhead benchmarks (printed, never asserted): the host's,
 #                   against the paper's method, and both in the 6.12 guest
 #                   (fentry mode)
+#   make check-fresh  clone HEAD into a fresh debootstrapped bookworm and run
+#                   `make run` and `make test` there (downloads a distribution)
 #   make install    PREFIX=/usr/local DESTDIR=
 
 OUTPUT ?= build
@@ -36,7 +38,8 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps run test vm-test validate bench install uninstall clean format check-format
+.PHONY: all deps run test vm-test validate bench check-fresh install uninstall \
+	clean format check-format
 
 PROGS := $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl \
 	 $(OUTPUT)/sfserver $(OUTPUT)/sfload
@@ -106,8 +109,17 @@ $(OUTPUT)/sfbench: $(OUTPUT)/sfbench.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
 
+# The package groups each goal needs (tools/install-deps.sh --help); a goal
+# asks for all of its groups at once so apt resolves one consistent set.
 deps:
-	$(Q)bash tools/install-deps.sh
+	$(Q)bash tools/install-deps.sh $(DEPS)
+
+run: DEPS = build
+test: DEPS = build test bench validate vm
+vm-test: DEPS = build test vm
+validate: DEPS = build validate vm
+bench: DEPS = build bench vm
+check-fresh: DEPS = fresh
 
 # make run: the demo (or PID=<pid>)
 run: deps
@@ -136,6 +148,11 @@ bench: deps
 	$(Q)bash tests/bench.sh
 	$(Q)bash tests/bench_paper.sh
 	$(Q)bash tests/vm/bench.sh
+
+# a fresh bookworm (debootstrap, cached) runs the README's two commands on a
+# clone of this tree's HEAD: what CI and a new user's machine will see
+check-fresh: deps
+	$(Q)bash tests/fresh/check-fresh.sh
 
 install: $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/sbin)

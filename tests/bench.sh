@@ -21,8 +21,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # one satfeed test at a time on this machine (tests/lib.sh takes the same lock)
-exec 9>"${SF_LOCK:-/run/lock/satfeed-tests.lock}"
-flock -w 900 9 || { echo "${0##*/}: another satfeed test held the lock for 15 minutes" >&2; exit 1; }
+. tests/lock.sh
+sf_take_test_lock || exit 1
 
 B=${OUTPUT:-build}
 OUT=$B/bench

@@ -50,22 +50,12 @@ log() { echo "bench_paper.sh: $*" >&2; }
 for f in sfbench satfeed-loader satfeedctl sfload; do
 	[ -x "$B/$f" ] || fail "$B/$f is missing (make all $B/sfbench)"
 done
-need=()
-command -v bpftrace >/dev/null || need+=(bpftrace)
-command -v memcached >/dev/null || need+=(memcached)
-if [ ${#need[@]} -gt 0 ]; then
-	log "installing ${need[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null ||
-		{ apt-get update -q >/dev/null &&
-		  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null; } ||
-		fail "cannot install ${need[*]}"
-fi
+bash tools/install-deps.sh bench || fail "tools/install-deps.sh bench failed"
 mkdir -p "$OUT" || fail "cannot create $OUT"
 rm -f "$OUT"/*.txt "$OUT"/*.out
 
-LOCK=${SF_LOCK:-/run/lock/satfeed-tests.lock}
-exec 9>"$LOCK" || fail "cannot open $LOCK"
-flock -w 900 9 || fail "another satfeed test held $LOCK for 15 minutes"
+. tests/lock.sh
+sf_take_test_lock || exit 1
 
 BPFFS=/sys/fs/bpf
 TRACEFS=/sys/kernel/tracing

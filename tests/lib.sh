@@ -31,7 +31,7 @@ CTL=${CTL:-$SF_BUILD/satfeedctl}
 SFSERVER=${SFSERVER:-$SF_BUILD/sfserver}
 SFLOAD=${SFLOAD:-$SF_BUILD/sfload}
 SF_PIN_ROOT=/sys/fs/bpf/satfeed
-SF_LOCK=${SF_LOCK:-/run/lock/satfeed-tests.lock}
+. "$SF_REPO/tests/lock.sh"
 
 SF_PASS=0
 SF_FAIL=0
@@ -374,9 +374,9 @@ sf_begin() {
 		sf_finish
 	fi
 	# Only one satfeed test at a time: they share /sys/fs/bpf/satfeed.
-	exec 9>"$SF_LOCK"
-	if ! flock -w 900 9; then
-		sf_fail "$SF_NAME: lock $SF_LOCK" "another satfeed test held it for 15 minutes"
+	# not in $(...): the lock must be held by this shell's fd 9
+	if ! sf_take_test_lock 2>"$SF_TMP/lock.err"; then
+		sf_fail "$SF_NAME: test lock" "$(cat "$SF_TMP/lock.err")"
 		sf_finish
 	fi
 	if ! sf_loaded; then

@@ -17,8 +17,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # one satfeed test at a time on this machine (tests/lib.sh takes the same lock)
-exec 9>"${SF_LOCK:-/run/lock/satfeed-tests.lock}"
-flock -w 900 9 || { echo "${0##*/}: another satfeed test held the lock for 15 minutes" >&2; exit 1; }
+. tests/lock.sh
+sf_take_test_lock || exit 1
 
 QUICK=0
 for arg in "$@"; do
@@ -52,16 +52,7 @@ if [ "$ROOT" = /sys/fs/bpf/satfeed ]; then
 fi
 
 # --- dependencies (idempotent) ---
-need=()
-command -v memcached >/dev/null || need+=(memcached)
-command -v gnuplot >/dev/null || need+=(gnuplot-nox)
-command -v python3 >/dev/null || need+=(python3)
-if [ ${#need[@]} -gt 0 ]; then
-	echo "validate.sh: installing ${need[*]}" >&2
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y -q "${need[@]}" >/dev/null ||
-		{ apt-get update -q >/dev/null && apt-get install -y -q "${need[@]}" >/dev/null; }
-fi
+bash tools/install-deps.sh validate
 make -s all >/dev/null
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 

@@ -89,7 +89,6 @@ vm_take_test_lock
 
 "$ROOT/tests/vm/setup-kernel.sh"
 . "$VM_DIR/kernel.env"
-command -v bpftrace >/dev/null || vm_install bpftrace
 BPFTRACE=$(command -v bpftrace) || vm_die "bpftrace not installed"
 # the Makefile names its outputs relative to the tree (OUTPUT=build)
 OUTREL=${BUILD#"$ROOT"/}

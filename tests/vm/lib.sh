@@ -18,33 +18,8 @@ vm_need_root() {
 # script: a guest takes a whole CPU for minutes, not beside another test's
 # timings.
 vm_take_test_lock() {
-	local lock=${SF_LOCK:-/run/lock/satfeed-tests.lock}
-
-	exec 9>"$lock" || vm_die "cannot open $lock"
-	flock -w 900 9 || vm_die "another satfeed test held $lock for 15 minutes"
-}
-
-# Make sure bookworm-backports is an apt source (the deb822 form that
-# ENVIRONMENT.md checked).  Returns 0 if it was already there.
-vm_ensure_backports() {
-	if grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-		return 0
-	fi
-	local uri
-	uri=$(awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' \
-		/etc/apt/sources.list.d/debian.sources 2>/dev/null)
-	[ -n "$uri" ] || uri=$(awk '/^deb / && $3 !~ /security/ { print $2; exit }' \
-		/etc/apt/sources.list 2>/dev/null)
-	[ -n "$uri" ] || vm_die "cannot find the Debian mirror URI to add bookworm-backports"
-	vm_log "adding bookworm-backports ($uri)"
-	cat > /etc/apt/sources.list.d/bookworm-backports.sources <<EOT
-Types: deb
-URIs: $uri
-Suites: bookworm-backports
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOT
-	return 1
+	. "$ROOT/tests/lock.sh"
+	sf_take_test_lock || vm_die "cannot take the test lock"
 }
 
 # apt-get update at most once per hour unless the backports lists are missing.
@@ -61,24 +36,9 @@ vm_apt_update() {
 	touch "$stamp"
 }
 
-vm_pkg_installed() {
-	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
-}
-
-# vm_install [-t SUITE] PACKAGE... : install the packages not installed yet.
-vm_install() {
-	local suite=() want=() p
-	if [ "$1" = -t ]; then
-		suite=(-t "$2")
-		shift 2
-	fi
-	for p in "$@"; do
-		vm_pkg_installed "$p" || want+=("$p")
-	done
-	[ ${#want[@]} -eq 0 ] && return 0
-	vm_apt_update
-	vm_log "apt-get install ${suite[*]} ${want[*]}"
-	apt-get install -y -qq --no-install-recommends "${suite[@]}" "${want[@]}" \
-		>"$VM_DIR/apt-install.log" 2>&1 ||
-		vm_die "apt-get install ${want[*]} failed (see $VM_DIR/apt-install.log)"
+# vm_deps: the guest pipeline's host packages, through the project's one
+# installer (tools/install-deps.sh, group vm).
+vm_deps() {
+	bash "$ROOT/tools/install-deps.sh" vm ||
+		vm_die "tools/install-deps.sh vm failed"
 }

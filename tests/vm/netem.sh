@@ -51,7 +51,6 @@ vm_take_test_lock
 
 "$ROOT/tests/vm/setup-kernel.sh"
 . "$VM_DIR/kernel.env"
-vm_install memcached iproute2 xz-utils
 make -s -C "$ROOT" all >/dev/null
 
 # --- the two modules, from the kernel image package (cached per KREL) ---

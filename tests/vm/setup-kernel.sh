@@ -24,14 +24,7 @@ set -euo pipefail
 vm_need_root
 mkdir -p "$VM_DIR/debs"
 
-if ! vm_ensure_backports; then
-	vm_apt_update force
-fi
-vm_install qemu-system-x86 busybox-static gcc-12 make pahole cpio gzip \
-	libc6-dev libelf1 libssl3 zlib1g kmod
-# BPF side: current libbpf/bpftool come from backports (see ENVIRONMENT.md).
-vm_install clang-19 llvm-19
-vm_install -t bookworm-backports bpftool libbpf-dev libelf-dev
+vm_deps
 
 # Discover the ABI name that linux-image-amd64 in backports points at.
 discover() {

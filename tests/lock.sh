@@ -1,0 +1,28 @@
+# shellcheck shell=bash
+# tests/lock.sh - the satfeed tests' machine-wide lock.  Sourced, not run.
+#
+# Every suite that loads BPF programs, pins under /sys/fs/bpf or takes a CPU
+# for timings holds it for its whole run, on fd 9, so suites (and people)
+# never meet in /sys/fs/bpf/satfeed or in each other's figures.
+#
+#   sf_take_test_lock || exit 1     prints why on failure, returns 1
+
+SF_LOCK=${SF_LOCK:-/run/lock/satfeed-tests.lock}
+
+sf_take_test_lock() {
+	local dir=${SF_LOCK%/*} waited=900 me=${0##*/}
+
+	# a minimal system may have no /run/lock (no systemd-tmpfiles)
+	if [ -n "$dir" ] && [ ! -d "$dir" ] && ! mkdir -p -m 1777 "$dir"; then
+		echo "$me: cannot create the lock's directory $dir" >&2
+		return 1
+	fi
+	if ! { exec 9>"$SF_LOCK"; } 2>/dev/null; then
+		echo "$me: cannot open the test lock $SF_LOCK for writing" >&2
+		return 1
+	fi
+	if ! flock -w "$waited" 9; then
+		echo "$me: another satfeed test held $SF_LOCK for $((waited / 60)) minutes" >&2
+		return 1
+	fi
+}
