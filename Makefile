@@ -114,7 +114,7 @@ $(OUTPUT)/sfbench: $(OUTPUT)/sfbench.o
 deps:
 	$(Q)bash tools/install-deps.sh $(DEPS)
 
-run: DEPS = build
+run: DEPS = build run
 test: DEPS = build test bench validate vm
 vm-test: DEPS = build test vm
 validate: DEPS = build validate vm

@@ -7,6 +7,7 @@
 # Groups (a suite names the groups it needs; `make test` asks for all of
 # them at once, so apt resolves the whole set in one transaction):
 #   build     compile the engine, the loader and the tools
+#   run       the built-in demo (`make run`)
 #   test      the host test suites (unit, kernel, CLI, tools, end to end)
 #   bench     the overhead benchmarks (the paper's bpftrace method, memcached)
 #   validate  the fidelity sweeps (memcached, gnuplot)
@@ -31,6 +32,7 @@ usage() {
 
 declare -A main=(
 	[build]="clang-19 llvm-19 gcc make pkg-config zlib1g-dev"
+	[run]="python3"
 	[test]="python3 iproute2 util-linux procps strace memcached"
 	[bench]="bpftrace memcached python3"
 	[validate]="memcached gnuplot-nox python3 iproute2"
@@ -55,7 +57,7 @@ groups=("$@")
 want_main=()
 for g in "${groups[@]}"; do
 	if [ -z "${main[$g]+x}" ]; then
-		echo "install-deps: unknown group '$g' (build test bench validate vm fresh)" >&2
+		echo "install-deps: unknown group '$g' (build run test bench validate vm fresh)" >&2
 		exit 2
 	fi
 	# shellcheck disable=SC2206
