@@ -24,7 +24,8 @@
 # Not part of `make test`: it downloads a distribution and its packages (a
 # few hundred MB) and takes as long as the suite plus the installs.
 #
-# Environment: FRESH_DIR (default build/fresh; the cache lives in
+# Environment: SATFEED_TESTS is passed on (tests/run.sh: run only the
+# suites it names), FRESH_DIR (default build/fresh; the cache lives in
 # FRESH_DIR/cache and survives between runs), FRESH_MIRROR (default: the
 # host's Debian mirror).  Exit status: 0 both commands passed, 1 one failed,
 # 2 bad usage.
@@ -74,6 +75,9 @@ if [ ! -s "$IMAGE" ]; then
 		rm -rf "$tmp"
 		die "debootstrap failed (log: $CACHE/debootstrap.log)"
 	fi
+	# mktemp made it 0700; a root directory is 0755 (the suites run
+	# checks as an unprivileged user, who must reach /usr/lib)
+	chmod 0755 "$tmp"
 	# the apt cache of the bootstrap is not part of a new machine
 	rm -rf "$tmp"/var/cache/apt/archives/*.deb
 	tar -C "$tmp" -cf "$IMAGE.part" . && mv "$IMAGE.part" "$IMAGE"
@@ -94,6 +98,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 tar -C "$R" -xf "$IMAGE"
+chmod 0755 "$R"
 cp /etc/resolv.conf "$R/etc/resolv.conf" 2>/dev/null || true
 log "cloning $commit into the fresh root"
 git clone -q --no-local "$REPO" "$R/root/satfeed"
@@ -104,7 +109,7 @@ log "fresh root ready in $(( $(date +%s) - t0 )) s"
 # below vanishes with it, whatever way it ends.
 inside=$(cat <<'EOF'
 set -eu
-R=$1 only=$2
+R=$1 only=$2 tests=$3
 mount --bind "$R" "$R"
 mount --make-rprivate "$R"
 mount -t proc proc "$R/proc"
@@ -121,6 +126,7 @@ run() {
 	printf 'check-fresh: === %s\n' "$cmd" >&2
 	chroot "$R" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		${tests:+SATFEED_TESTS="$tests"} \
 		/bin/bash -c "cd /root/satfeed && $cmd" || st=$?
 	printf 'check-fresh: === %s: %s in %d s\n' "$cmd" \
 		"$([ $st = 0 ] && echo ok || echo "FAILED (exit $st)")" \
@@ -133,7 +139,8 @@ exit $rc
 EOF
 )
 st=0
-unshare --mount --propagation private bash -c "$inside" inside "$R" "$only" ||
+unshare --mount --propagation private bash -c "$inside" inside "$R" "$only" \
+	"${SATFEED_TESTS:-}" ||
 	st=$?
 log "total $(( $(date +%s) - t0 )) s: $([ $st = 0 ] && echo passed || echo FAILED)"
 exit $st
