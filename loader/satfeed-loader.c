@@ -24,7 +24,6 @@
 #include <bpf/libbpf.h>
 #include "sf_common.h"
 #include "satfeed_hooks.h"
-#include "satfeed_internal.h"
 #include "satfeed.skel.h"
 
 #define PROG "satfeed-loader"
@@ -329,9 +328,7 @@ static int engine_start(__u32 mode, struct satfeed_bpf **out, char *why,
 		const char *name = bpf_program__name(prog);
 		bool load;
 
-		if (!strcmp(name, "sf_test_feed"))
-			load = false;
-		else if (!strcmp(name, "sf_proc_exit"))
+		if (!strcmp(name, "sf_proc_exit"))
 			load = true;
 		else if (prog_is_fentry(prog))
 			load = mode == SATFEED_ATTACH_FENTRY;
