@@ -38,7 +38,6 @@
  * (tests/kernel/progs/) includes as well.
  */
 #include "satfeed_engine.bpf.h"
-#include "satfeed_hooks.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -77,25 +76,29 @@ int BPF_PROG(sf_sys_exit, struct pt_regs *regs, long ret)
 }
 
 /* ---- attach mode fentry: only the traced syscalls run these ----
- * The loader points each at __<arch>_sys_<name> (bpf_program__set_attach_target).
- * The hooked syscalls are listed in satfeed_hooks.h (sfbench's floor uses the
- * same list): sf_x_<name> on every one, sf_e_<name> on the waits.
+ * One program per entry of satfeed_syscalls.h: SATFEED_FEXIT_PROG(name) on
+ * every syscall, SATFEED_FENTRY_PROG(name) on the waits.  The loader points
+ * each at __<arch>_sys_<name> (bpf_program__set_attach_target).
  */
-#define SF_FEXIT(name, SC)						\
+#define SF_FEXIT_PROG(prog, sc)						\
 SEC("fexit")								\
-int BPF_PROG(sf_x_##name, struct pt_regs *regs, long ret)		\
+int BPF_PROG(prog, struct pt_regs *regs, long ret)			\
 {									\
-	return sf_sys_return(SC, regs, ret);				\
+	return sf_sys_return(sc, regs, ret);				\
 }
-#define SF_FENTRY(name, SC)						\
+#define SF_FENTRY_PROG(prog, sc)					\
 SEC("fentry")								\
-int BPF_PROG(sf_e_##name, struct pt_regs *regs)				\
+int BPF_PROG(prog, struct pt_regs *regs)				\
 {									\
-	return sf_wait_enter(SC);					\
+	return sf_wait_enter(sc);					\
 }
+#define SF_FEXIT(name, NAME, family, fd)				\
+	SF_FEXIT_PROG(SATFEED_FEXIT_PROG(name), SATFEED_SC_##NAME)
+#define SF_FENTRY(name, NAME, family, fd)				\
+	SF_FENTRY_PROG(SATFEED_FENTRY_PROG(name), SATFEED_SC_##NAME)
 
-SATFEED_FEXIT_HOOKS(SF_FEXIT)
-SATFEED_FENTRY_HOOKS(SF_FENTRY)
+SATFEED_SYSCALLS(SF_FEXIT)
+SATFEED_WAIT_SYSCALLS(SF_FENTRY)
 
 /* ---- every mode: a watched process that exits is marked gone ---- */
 

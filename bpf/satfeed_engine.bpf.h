@@ -318,8 +318,7 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 		return 0;
 	stream = sc >= SATFEED_SC_RECV_FIRST ? SATFEED_STREAM_RECV :
 					       SATFEED_STREAM_SEND;
-	if (sc == SATFEED_SC_READ || sc == SATFEED_SC_READV ||
-	    sc == SATFEED_SC_WRITE || sc == SATFEED_SC_WRITEV) {
+	if (SATFEED_SC_SOCKET_FD & (1U << sc)) {
 		if (!sf_fd_is_socket(task, sf_regs_arg0(regs))) {
 			struct satfeed_stream *s = sf_stream(hit.slot, stream);
 
