@@ -79,7 +79,7 @@ __noinline int satfeed_window_closed(__u32 slot, __u32 stream,
 static __always_inline struct satfeed_stream *sf_stream(__u32 slot,
 							__u32 stream)
 {
-	__u32 key = slot * SATFEED_NR_STREAMS + stream;
+	__u32 key = satfeed_stream_key(slot, stream);
 
 	return bpf_map_lookup_elem(&sf_streams, &key);
 }
