@@ -60,6 +60,12 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@ 2>/dev/null || true
 
+# test-only BPF objects (the selftests' progs/ layout)
+$(OUTPUT)/%.bpf.o: tests/kernel/progs/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@ 2>/dev/null || true
+
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
@@ -77,7 +83,9 @@ $(OUTPUT)/%.o: tests/%.c | $(OUTPUT)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
 
 # Objects that include the skeleton need it generated first.
-$(OUTPUT)/satfeed-loader.o $(OUTPUT)/test_kernel.o: $(OUTPUT)/satfeed.skel.h
+$(OUTPUT)/satfeed-loader.o: $(OUTPUT)/satfeed.skel.h
+$(OUTPUT)/test_kernel.o: \
+	$(OUTPUT)/satfeed.skel.h $(OUTPUT)/satfeed_test.skel.h
 $(OUTPUT)/sfbench.o: \
 	$(OUTPUT)/satfeed.skel.h $(OUTPUT)/sfbench_empty.skel.h
 

@@ -32,344 +32,19 @@
  *     (plain fault-safe loads), task storage for waits, then the clock and
  *     the locked update: bpf_ktime_get_ns and the lock pair are the bulk of
  *     the cost of a sample (docs/performance.md).
+ *
+ * Where: this file holds the shipped programs only; the maps and the code
+ * they run are in satfeed_engine.bpf.h, which the tests' BPF object
+ * (tests/kernel/progs/) includes as well.
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
-#include "satfeed.h"
-#include "satfeed_maps.bpf.h"
-#include "window_math.h"
-#include "satfeed_internal.h"
-#include "satfeed_hooks.h"
+#include "satfeed_engine.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define SF_NR_SYSCALL_MAX 512	/* syscall numbers the tp_btf path maps */
-#define SF_EAGAIN	11
-#define SF_S_IFMT	00170000
-#define SF_S_IFSOCK	0140000
 
-/* Set by the loader between open and load. */
-const volatile __u32 window_shift = SATFEED_WINDOW_SHIFT;
 /* syscall number -> enum satfeed_syscall + 1; 0: not a traced syscall */
 const volatile __u8 sc_index[SF_NR_SYSCALL_MAX] = {};
-/* Test hook: tgid whose getppid() feeds sf_test_in (tests only). */
-const volatile __u32 test_tgid = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct satfeed_config);
-} sf_config SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SATFEED_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, struct satfeed_index);
-} sf_pid_index SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SATFEED_MAX_TARGETS);
-	__type(key, __u64);
-	__type(value, struct satfeed_index);
-} sf_cgrp_index SEC(".maps");
-
-/* A wait in progress on one thread of a watched target. */
-struct sf_wait {
-	__u64 start_ns;		/* 0: no wait in progress */
-	__u32 slot;
-	__u32 gen;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct sf_wait);
-} sf_poll_start SEC(".maps");
-
-/* Test hook input, written through the skeleton's .bss by tests only. */
-struct sf_test_in sf_test_in;
-
-/*
- * Push hook: called after every window closes, outside the lock, with a
- * copy of the window.  A no-op here; a consumer hooks it at run time (an
- * fentry program on it, in any attach mode, or an freplace of it in tp_btf
- * mode: see kmod-example/), so the engine neither needs the consumer nor is
- * rebuilt for it.  Keep the name and prototype: they are part of the contract.
- */
-__noinline int satfeed_window_closed(__u32 slot, __u32 stream,
-				     struct satfeed_window *w)
-{
-	/* keep every argument live: clang drops unused ones at call sites,
-	 * and an freplace program must receive all three */
-	asm volatile("" : : "r"(slot), "r"(stream), "r"(w) : "memory");
-	return 0;
-}
-
-static __always_inline struct satfeed_stream *sf_stream(__u32 slot,
-							__u32 stream)
-{
-	__u32 key = slot * SATFEED_NR_STREAMS + stream;
-
-	return bpf_map_lookup_elem(&sf_streams, &key);
-}
-
-/*
- * Account one event of a target's stream at time now.  gap: the sample is the
- * time since the stream's previous event (send/recv); otherwise it is the
- * given wait duration.  Events that race on two CPUs can reach the lock out
- * of time order; such a gap is 0 and the previous-event time never goes back,
- * so the window sums still telescope to last - first.
- */
-static __always_inline void sf_account(__u32 slot, __u32 stream, __u32 gen,
-				       __u64 now, bool gap, __u64 sample)
-{
-	struct satfeed_window closed;
-	struct satfeed_stream *s;
-	int done = 0;
-
-	s = sf_stream(slot, stream);
-	if (!s)
-		return;
-	bpf_spin_lock(&s->lock);
-	if (s->gen != gen) {
-		/* the slot was reused since the event was attributed */
-		bpf_spin_unlock(&s->lock);
-		return;
-	}
-	s->calls++;
-	if (gap) {
-		__u64 last = s->last_ns;
-
-		if (!last || now <= last) {
-			sample = 0;
-			if (last)
-				now = last;
-		} else {
-			sample = now - last;
-		}
-		s->last_ns = now;
-		if (!last) {
-			bpf_spin_unlock(&s->lock);
-			return;
-		}
-	} else {
-		s->last_ns = now;
-	}
-	done = sf_window_add(s, sample, now, window_shift, &closed);
-	bpf_spin_unlock(&s->lock);
-	if (done)
-		satfeed_window_closed(slot, stream, &closed);
-}
-
-/* The watched target an event belongs to. */
-struct sf_hit {
-	__u32 slot;
-	__u32 gen;
-	__u32 sc_mask;
-};
-
-static __always_inline struct satfeed_config *sf_config_get(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&sf_config, &zero);
-}
-
-/* Can task be a target at all?  One byte load, no helper call. */
-static __always_inline bool sf_maybe_target(struct satfeed_config *cfg,
-					    struct task_struct *task)
-{
-	return cfg->pid_slot[(__u32)task->tgid % SATFEED_PID_SLOTS] ||
-	       cfg->nr_cgroup_targets;
-}
-
-static __always_inline bool sf_find_target(struct satfeed_config *cfg,
-					   struct task_struct *task,
-					   struct sf_hit *hit)
-{
-	struct satfeed_index *ix = NULL;
-	__u32 tgid = task->tgid, i;
-	__u8 v;
-
-	v = cfg->pid_slot[tgid % SATFEED_PID_SLOTS];
-	if (!v && !cfg->nr_cgroup_levels)
-		return false;	/* the common miss, without the cgroup loop */
-	if (v && v != SATFEED_PID_SLOT_SHARED) {
-		__u32 slot = v - 1;
-		struct satfeed_target *t;
-
-		/* an array lookup the verifier inlines: no helper call */
-		t = bpf_map_lookup_elem(&sf_targets, &slot);
-		if (t && t->id == tgid && t->kind == SATFEED_TARGET_PID &&
-		    t->state == SATFEED_STATE_ACTIVE) {
-			hit->slot = slot;
-			hit->gen = t->gen;
-			hit->sc_mask = t->sc_mask;
-			return true;
-		}
-	} else if (v) {
-		ix = bpf_map_lookup_elem(&sf_pid_index, &tgid);
-	}
-	for (i = 0; !ix && i < SATFEED_MAX_CGROUP_LEVELS; i++) {
-		__u64 cgid;
-
-		if (i >= cfg->nr_cgroup_levels)
-			break;
-		cgid = bpf_get_current_ancestor_cgroup_id(cfg->cgroup_level[i]);
-		ix = bpf_map_lookup_elem(&sf_cgrp_index, &cgid);
-	}
-	if (!ix)
-		return false;
-	hit->slot = ix->slot;
-	hit->gen = ix->gen;
-	hit->sc_mask = ix->sc_mask;
-	return true;
-}
-
-/*
- * Is fd of task a socket?  Only asked for read/write family samples.  The fd
- * array holds struct file pointers; reading one through a struct whose first
- * member is a struct file * (kiocb.ki_filp) makes it a plain fault-safe load
- * instead of a bpf_probe_read_kernel() call.  Where a kernel moved ki_filp,
- * the CO-RE offset is not 0 and the helper is used instead.
- */
-static __always_inline bool sf_fd_is_socket(struct task_struct *task,
-					    unsigned long fd)
-{
-	struct fdtable *fdt = task->files->fdt;
-	struct file **fds, *f = NULL;
-	umode_t mode;
-
-	if (fd >= fdt->max_fds)
-		return false;
-	fds = fdt->fd;
-	if (bpf_core_field_offset(struct kiocb, ki_filp) == 0)
-		f = bpf_core_cast(&fds[fd], struct kiocb)->ki_filp;
-	else if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]))
-		return false;
-	if (!f)
-		return false;
-	mode = bpf_core_cast(f, struct file)->f_inode->i_mode;
-	return (mode & SF_S_IFMT) == SF_S_IFSOCK;
-}
-
-static __always_inline unsigned long sf_regs_arg0(struct pt_regs *regs)
-{
-#if defined(__TARGET_ARCH_x86)
-	return regs->di;
-#elif defined(__TARGET_ARCH_arm64)
-	return regs->orig_x0;
-#else
-#error "satfeed: add this architecture's first syscall argument register"
-#endif
-}
-
-static __always_inline long sf_regs_nr(struct pt_regs *regs)
-{
-#if defined(__TARGET_ARCH_x86)
-	return regs->orig_ax;
-#elif defined(__TARGET_ARCH_arm64)
-	return regs->syscallno;
-#endif
-}
-
-/* A wait syscall (poll family) begins on the current thread. */
-static __always_inline int sf_wait_enter(__u32 sc)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct satfeed_config *cfg = sf_config_get();
-	struct sf_hit hit;
-	struct sf_wait *w;
-
-	if (!cfg || !sf_find_target(cfg, task, &hit) ||
-	    !(hit.sc_mask & (1U << sc)))
-		return 0;
-	w = bpf_task_storage_get(&sf_poll_start, task, NULL,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!w)
-		return 0;
-	w->slot = hit.slot;
-	w->gen = hit.gen;
-	w->start_ns = bpf_ktime_get_ns();
-	return 0;
-}
-
-static __always_inline void sf_count(__u32 slot, __u32 stream, long ret)
-{
-	struct satfeed_stream *s = sf_stream(slot, stream);
-
-	if (!s)
-		return;
-	if (ret == -SF_EAGAIN)
-		__sync_fetch_and_add(&s->eagain, 1);
-	else if (ret < 0)
-		__sync_fetch_and_add(&s->errors, 1);
-	else
-		__sync_fetch_and_add(&s->zero_bytes, 1);
-}
-
-/* Any traced syscall returns on the current thread. */
-static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
-					 long ret)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct satfeed_config *cfg = sf_config_get();
-	struct sf_hit hit;
-	__u32 stream;
-	__u64 now;
-
-	if (!cfg)
-		return 0;
-	if (sc >= SATFEED_SC_POLL_FIRST) {
-		struct sf_wait *w;
-		__u64 start;
-
-		/* most waits on a machine are not a target's: skip the
-		 * task storage lookup for them */
-		if (!sf_maybe_target(cfg, task))
-			return 0;
-		w = bpf_task_storage_get(&sf_poll_start, task, NULL, 0);
-		if (!w || !w->start_ns)
-			return 0;
-		start = w->start_ns;
-		w->start_ns = 0;
-		if (ret < 0) {
-			sf_count(w->slot, SATFEED_STREAM_POLL, ret);
-			return 0;
-		}
-		now = bpf_ktime_get_ns();
-		sf_account(w->slot, SATFEED_STREAM_POLL, w->gen, now, false,
-			   now - start);
-		return 0;
-	}
-
-	if (!sf_find_target(cfg, task, &hit) || !(hit.sc_mask & (1U << sc)))
-		return 0;
-	stream = sc >= SATFEED_SC_RECV_FIRST ? SATFEED_STREAM_RECV :
-					       SATFEED_STREAM_SEND;
-	if (sc == SATFEED_SC_READ || sc == SATFEED_SC_READV ||
-	    sc == SATFEED_SC_WRITE || sc == SATFEED_SC_WRITEV) {
-		if (!sf_fd_is_socket(task, sf_regs_arg0(regs))) {
-			struct satfeed_stream *s = sf_stream(hit.slot, stream);
-
-			if (s)
-				__sync_fetch_and_add(&s->not_socket, 1);
-			return 0;
-		}
-	}
-	if (ret <= 0) {
-		sf_count(hit.slot, stream, ret);
-		return 0;
-	}
-	sf_account(hit.slot, stream, hit.gen, bpf_ktime_get_ns(), true, 0);
-	return 0;
-}
 
 /* ---- attach mode tp_btf: every syscall of the machine passes here ---- */
 
@@ -401,25 +76,29 @@ int BPF_PROG(sf_sys_exit, struct pt_regs *regs, long ret)
 }
 
 /* ---- attach mode fentry: only the traced syscalls run these ----
- * The loader points each at __<arch>_sys_<name> (bpf_program__set_attach_target).
- * The hooked syscalls are listed in satfeed_hooks.h (sfbench's floor uses the
- * same list): sf_x_<name> on every one, sf_e_<name> on the waits.
+ * One program per entry of satfeed_syscalls.h: SATFEED_FEXIT_PROG(name) on
+ * every syscall, SATFEED_FENTRY_PROG(name) on the waits.  The loader points
+ * each at __<arch>_sys_<name> (bpf_program__set_attach_target).
  */
-#define SF_FEXIT(name, SC)						\
+#define SF_FEXIT_PROG(prog, sc)						\
 SEC("fexit")								\
-int BPF_PROG(sf_x_##name, struct pt_regs *regs, long ret)		\
+int BPF_PROG(prog, struct pt_regs *regs, long ret)			\
 {									\
-	return sf_sys_return(SC, regs, ret);				\
+	return sf_sys_return(sc, regs, ret);				\
 }
-#define SF_FENTRY(name, SC)						\
+#define SF_FENTRY_PROG(prog, sc)					\
 SEC("fentry")								\
-int BPF_PROG(sf_e_##name, struct pt_regs *regs)				\
+int BPF_PROG(prog, struct pt_regs *regs)				\
 {									\
-	return sf_wait_enter(SC);					\
+	return sf_wait_enter(sc);					\
 }
+#define SF_FEXIT(name, NAME, family, fd)				\
+	SF_FEXIT_PROG(SATFEED_FEXIT_PROG(name), SATFEED_SC_##NAME)
+#define SF_FENTRY(name, NAME, family, fd)				\
+	SF_FENTRY_PROG(SATFEED_FENTRY_PROG(name), SATFEED_SC_##NAME)
 
-SATFEED_FEXIT_HOOKS(SF_FEXIT)
-SATFEED_FENTRY_HOOKS(SF_FENTRY)
+SATFEED_SYSCALLS(SF_FEXIT)
+SATFEED_WAIT_SYSCALLS(SF_FENTRY)
 
 /* ---- every mode: a watched process that exits is marked gone ---- */
 
@@ -443,30 +122,5 @@ int BPF_PROG(sf_proc_exit, struct task_struct *p)
 		t->state = SATFEED_STATE_GONE;
 	}
 	bpf_map_delete_elem(&sf_pid_index, &tgid);
-	return 0;
-}
-
-/*
- * ---- tests only (autoload off): feed chosen values into sf_account ----
- * A getppid() by test_tgid accounts sf_test_in.value to the given stream, as
- * the time of an event (raw == 0) or as a sample (raw == 1), through the same
- * locked code the syscall hooks use.
- */
-SEC("tp_btf/sys_enter")
-int BPF_PROG(sf_test_feed, struct pt_regs *regs, long id)
-{
-	if ((bpf_get_current_pid_tgid() >> 32) != test_tgid)
-		return 0;
-	if (id != 110 /* x86-64 __NR_getppid */)
-		return 0;
-	if (sf_test_in.stream >= SATFEED_NR_STREAMS ||
-	    sf_test_in.slot >= SATFEED_MAX_TARGETS)
-		return 0;
-	if (sf_test_in.raw)
-		sf_account(sf_test_in.slot, sf_test_in.stream, sf_test_in.gen,
-			   sf_test_in.value, false, sf_test_in.value);
-	else
-		sf_account(sf_test_in.slot, sf_test_in.stream, sf_test_in.gen,
-			   sf_test_in.value, true, 0);
 	return 0;
 }

@@ -21,6 +21,7 @@
 #include <linux/types.h>
 #include <linux/bpf.h> /* struct bpf_spin_lock */
 #endif
+#include "satfeed_syscalls.h"
 
 #define SATFEED_ABI_VERSION	1
 
@@ -58,36 +59,40 @@ enum satfeed_stream_id {
 };
 
 /*
- * Syscalls satfeed can count, as bit numbers of satfeed_target.sc_mask.
- * A syscall always belongs to the family of its name; the per-target mask
- * chooses which members of each family count.  read/readv/write/writev count
- * only when the fd is a socket.  libc's send()/recv() are sendto/recvfrom.
+ * Syscalls satfeed can count, as bit numbers of satfeed_target.sc_mask, in
+ * the order of the list in satfeed_syscalls.h.  A syscall always belongs to
+ * the family of its name; the per-target mask chooses which members of each
+ * family count.  read/readv/write/writev (SATFEED_SC_SOCKET_FD) count only
+ * when the fd is a socket.  libc's send()/recv() are sendto/recvfrom.
  */
+#define SATFEED_SC_ENUM(name, NAME, family, fd) SATFEED_SC_##NAME,
 enum satfeed_syscall {
-	SATFEED_SC_SENDTO = 0,
-	SATFEED_SC_SENDMSG,
-	SATFEED_SC_SENDMMSG,
-	SATFEED_SC_WRITE,
-	SATFEED_SC_WRITEV,
-	SATFEED_SC_RECVFROM,
-	SATFEED_SC_RECVMSG,
-	SATFEED_SC_RECVMMSG,
-	SATFEED_SC_READ,
-	SATFEED_SC_READV,
-	SATFEED_SC_EPOLL_WAIT,
-	SATFEED_SC_EPOLL_PWAIT,
-	SATFEED_SC_EPOLL_PWAIT2,
-	SATFEED_SC_SELECT,
-	SATFEED_SC_PSELECT6,
-	SATFEED_SC_POLL,
-	SATFEED_SC_PPOLL,
+	SATFEED_SYSCALLS(SATFEED_SC_ENUM)
 	SATFEED_NR_SYSCALLS,
 };
+#undef SATFEED_SC_ENUM
 
 #define SATFEED_SC_SEND_FIRST	SATFEED_SC_SENDTO
 #define SATFEED_SC_RECV_FIRST	SATFEED_SC_RECVFROM
 #define SATFEED_SC_POLL_FIRST	SATFEED_SC_EPOLL_WAIT
 #define SATFEED_SC_ALL		((1U << SATFEED_NR_SYSCALLS) - 1)
+
+/* The syscalls that count only on a socket fd, as an sc_mask. */
+#define SATFEED_SC_FD_ANY(NAME)		0
+#define SATFEED_SC_FD_SOCKET(NAME)	(1U << SATFEED_SC_##NAME)
+#define SATFEED_SC_FD_BIT(name, NAME, family, fd) | SATFEED_SC_##fd(NAME)
+#define SATFEED_SC_SOCKET_FD	(0 SATFEED_SYSCALLS(SATFEED_SC_FD_BIT))
+
+/* Each family is one run of the list, in the order send, recv, poll. */
+#define SATFEED_SC_FAMILY_CHECK(name, NAME, family, fd)			\
+	_Static_assert((SATFEED_SC_##NAME >= SATFEED_SC_POLL_FIRST ?	\
+			SATFEED_STREAM_POLL :				\
+			SATFEED_SC_##NAME >= SATFEED_SC_RECV_FIRST ?	\
+			SATFEED_STREAM_RECV : SATFEED_STREAM_SEND) ==	\
+		       SATFEED_STREAM_##family,				\
+		       #name " is listed outside its family's run");
+SATFEED_SYSCALLS(SATFEED_SC_FAMILY_CHECK)
+#undef SATFEED_SC_FAMILY_CHECK
 
 /* Attach mechanisms, cheapest first (satfeed_info.attach_mode). */
 enum satfeed_attach {
@@ -213,5 +218,38 @@ struct satfeed_stream {
 	__u64 not_socket;	/* atomic: read/write family calls on non-sockets */
 	struct satfeed_window hist[SATFEED_HISTORY];
 };
+
+/*
+ * Helpers for the two index computations every consumer needs.  They are
+ * always inlined so that BPF code may call them while it holds a stream's
+ * lock (no function calls are allowed there), and they compile unchanged in
+ * the kernel and in user space.
+ */
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/* Key of stream `stream` (enum satfeed_stream_id) of target slot `slot`. */
+static __always_inline __u32 satfeed_stream_key(__u32 slot, __u32 stream)
+{
+	return slot * SATFEED_NR_STREAMS + stream;
+}
+
+/*
+ * The hist entry that holds window number seq (seq >= 1).  It is that window
+ * only while s->published - seq < SATFEED_HISTORY; older ones are overwritten.
+ */
+static __always_inline const struct satfeed_window *
+satfeed_window_by_seq(const struct satfeed_stream *s, __u64 seq)
+{
+	return &s->hist[(seq - 1) % SATFEED_HISTORY];
+}
+
+/* The newest closed window of s, or NULL while none has closed. */
+static __always_inline const struct satfeed_window *
+satfeed_newest_window(const struct satfeed_stream *s)
+{
+	return s->published ? satfeed_window_by_seq(s, s->published) : NULL;
+}
 
 #endif /* __SATFEED_H */

@@ -1,19 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * satfeed_internal.h - engine-private types that the generated skeleton
- * names, so user space that includes the skeleton needs them too.  Not part
- * of the consumer contract (satfeed.h).
+ * satfeed_internal.h - empty: the engine's skeleton names no private type
+ * any more (the test hook moved to tests/kernel/progs/).  Kept only because
+ * tests/sfbench.c still includes it; remove both together.
  */
 #ifndef __SATFEED_INTERNAL_H
 #define __SATFEED_INTERNAL_H
-
-/* Test hook input (tests/test_kernel.c writes it through the skeleton). */
-struct sf_test_in {
-	__u32 slot;
-	__u32 stream;
-	__u32 gen;
-	__u32 raw;		/* 1: value is a sample; 0: value is a time */
-	__u64 value;
-};
-
 #endif /* __SATFEED_INTERNAL_H */

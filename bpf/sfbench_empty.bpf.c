@@ -11,7 +11,7 @@
  *
  * sfb_x_<name> / sfb_e_<name>: the same floor for satfeed's fentry mode,
  * empty fexit programs on the 17 syscalls satfeed hooks and empty fentry
- * programs on the 7 waits, from the engine's own list (satfeed_hooks.h).
+ * programs on the 7 waits, from the engine's own list (satfeed_syscalls.h).
  * sfbench points them at the same __<arch>_sys_<name> wrappers as
  * satfeed-loader and loads them only in that mode (kernels that refuse
  * fentry, such as the development hosts, never see them).
@@ -29,7 +29,6 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "satfeed.h"
-#include "satfeed_hooks.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -46,21 +45,21 @@ int BPF_PROG(sfb_exit, struct pt_regs *regs, long ret)
 }
 
 /* the fentry-mode floor: attach targets set by sfbench */
-#define SFB_FEXIT(name, SC)						\
+#define SFB_FEXIT(name, ...)						\
 SEC("fexit")								\
 int BPF_PROG(sfb_x_##name, struct pt_regs *regs, long ret)		\
 {									\
 	return 0;							\
 }
-#define SFB_FENTRY(name, SC)						\
+#define SFB_FENTRY(name, ...)						\
 SEC("fentry")								\
 int BPF_PROG(sfb_e_##name, struct pt_regs *regs)			\
 {									\
 	return 0;							\
 }
 
-SATFEED_FEXIT_HOOKS(SFB_FEXIT)
-SATFEED_FENTRY_HOOKS(SFB_FENTRY)
+SATFEED_SYSCALLS(SFB_FEXIT)
+SATFEED_WAIT_SYSCALLS(SFB_FENTRY)
 
 /* ---- probes: the building blocks of satfeed's sample path ---- */
 

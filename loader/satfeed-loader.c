@@ -23,8 +23,6 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "sf_common.h"
-#include "satfeed_hooks.h"
-#include "satfeed_internal.h"
 #include "satfeed.skel.h"
 
 #define PROG "satfeed-loader"
@@ -291,11 +289,48 @@ static int pin_everything(struct satfeed_bpf *skel)
 
 /* ---- engine ---- */
 
-static bool prog_is_fentry(struct bpf_program *prog)
+/*
+ * Choose the programs of one attach mode.  fentry: a program per hook of
+ * satfeed_syscalls.h, each attached to its syscall's wrapper; tp_btf: the
+ * two raw_syscalls tracepoint programs; every other program (sf_proc_exit)
+ * loads in both modes.
+ */
+static int select_programs(struct satfeed_bpf *skel, __u32 mode, char *why,
+			   size_t len)
 {
-	enum bpf_attach_type t = bpf_program__expected_attach_type(prog);
+#define SF_FEXIT_HOOK(name, ...) \
+	{ skel->progs.SATFEED_FEXIT_PROG(name), #name },
+#define SF_FENTRY_HOOK(name, ...) \
+	{ skel->progs.SATFEED_FENTRY_PROG(name), #name },
+	const struct {
+		struct bpf_program *prog;
+		const char *syscall;
+	} hooks[] = {
+		SATFEED_SYSCALLS(SF_FEXIT_HOOK)
+		SATFEED_WAIT_SYSCALLS(SF_FENTRY_HOOK)
+	};
+#undef SF_FEXIT_HOOK
+#undef SF_FENTRY_HOOK
+	bool fentry = mode == SATFEED_ATTACH_FENTRY;
+	char fn[64];
+	int err;
 
-	return t == BPF_TRACE_FENTRY || t == BPF_TRACE_FEXIT;
+	bpf_program__set_autoload(skel->progs.sf_sys_enter, !fentry);
+	bpf_program__set_autoload(skel->progs.sf_sys_exit, !fentry);
+	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
+		bpf_program__set_autoload(hooks[i].prog, fentry);
+		if (!fentry)
+			continue;
+		snprintf(fn, sizeof(fn), "%s%s", SATFEED_SYSCALL_PREFIX,
+			 hooks[i].syscall);
+		err = bpf_program__set_attach_target(hooks[i].prog, 0, fn);
+		if (err) {
+			snprintf(why, len, "no attach target %s: %s", fn,
+				 strerror(-err));
+			return err;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -307,7 +342,6 @@ static int engine_start(__u32 mode, struct satfeed_bpf **out, char *why,
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oopts, .kernel_log_level = 0);
 	struct satfeed_bpf *skel;
-	struct bpf_program *prog;
 	int err;
 
 	oopts.btf_custom_path = env.btf;
@@ -325,33 +359,9 @@ static int engine_start(__u32 mode, struct satfeed_bpf **out, char *why,
 		if (nr >= 0 && nr < (long)sizeof(skel->rodata->sc_index))
 			skel->rodata->sc_index[nr] = i + 1;
 	}
-	bpf_object__for_each_program(prog, skel->obj) {
-		const char *name = bpf_program__name(prog);
-		bool load;
-
-		if (!strcmp(name, "sf_test_feed"))
-			load = false;
-		else if (!strcmp(name, "sf_proc_exit"))
-			load = true;
-		else if (prog_is_fentry(prog))
-			load = mode == SATFEED_ATTACH_FENTRY;
-		else
-			load = mode == SATFEED_ATTACH_TP_BTF;
-		bpf_program__set_autoload(prog, load);
-		if (load && prog_is_fentry(prog)) {
-			char fn[64];
-
-			/* sf_x_sendto / sf_e_poll -> __x64_sys_sendto */
-			snprintf(fn, sizeof(fn), "%s%s", SATFEED_SYSCALL_PREFIX,
-				 name + 5);
-			err = bpf_program__set_attach_target(prog, 0, fn);
-			if (err) {
-				snprintf(why, len, "no attach target %s: %s",
-					 fn, strerror(-err));
-				goto destroy;
-			}
-		}
-	}
+	err = select_programs(skel, mode, why, len);
+	if (err)
+		goto destroy;
 	err = satfeed_bpf__load(skel);
 	if (err) {
 		snprintf(why, len, "the kernel refused to load the %s programs: %s%s",

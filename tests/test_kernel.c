@@ -3,9 +3,11 @@
  * test_kernel.c - the engine's BPF code, run by the kernel.
  *
  *  window_feed:  adversarial and random sequences are fed, one getppid() per
- *                event, through the test-only program sf_test_feed into the
- *                same locked sf_account() the syscall hooks use; every closed
- *                window must equal an unsigned __int128 reference exactly.
+ *                event, through the test-only program sf_test_feed
+ *                (kernel/progs/satfeed_test.bpf.c) into the same locked
+ *                sf_account() the syscall hooks use, writing the engine's
+ *                sf_streams; every closed window must equal an unsigned
+ *                __int128 reference exactly.
  *  concurrency:  the real tp_btf hooks watch this process while two threads
  *                pinned to different CPUs send and receive on socketpairs and
  *                a third reads the streams without pause; afterwards
@@ -30,8 +32,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "sf_common.h"
-#include "satfeed_internal.h"
 #include "satfeed.skel.h"
+#include "satfeed_test.skel.h"
 #include "window_math.h"
 #include "sf_test.h"
 
@@ -53,7 +55,6 @@ static struct satfeed_bpf *open_engine(__u32 shift, const char *const *progs)
 	if (!ASSERT_TRUE(skel, "open: %s", strerror(errno)))
 		return NULL;
 	skel->rodata->window_shift = shift;
-	skel->rodata->test_tgid = getpid();
 	for (int i = 0; i < SATFEED_NR_SYSCALLS; i++)
 		if (sf_syscalls[i].nr >= 0)
 			skel->rodata->sc_index[sf_syscalls[i].nr] = i + 1;
@@ -97,14 +98,43 @@ static int read_stream(struct satfeed_bpf *skel, __u32 slot, __u32 stream,
 
 /* ---- window_feed ---- */
 
-static void feed(struct satfeed_bpf *skel, __u32 slot, __u32 stream,
+/* Load the test object's sf_test_feed on the engine's own sf_streams. */
+static struct satfeed_test_bpf *open_feeder(struct satfeed_bpf *engine,
+					    __u32 shift)
+{
+	struct satfeed_test_bpf *skel;
+	int err;
+
+	skel = satfeed_test_bpf__open();
+	if (!ASSERT_TRUE(skel, "open test object: %s", strerror(errno)))
+		return NULL;
+	skel->rodata->window_shift = shift;
+	skel->rodata->test_tgid = getpid();
+	skel->rodata->test_nr = SYS_getppid;
+	err = bpf_map__reuse_fd(skel->maps.sf_streams,
+				bpf_map__fd(engine->maps.sf_streams));
+	if (!ASSERT_OK(err, "reuse sf_streams"))
+		goto destroy;
+	err = satfeed_test_bpf__load(skel);
+	if (!ASSERT_OK(err, "load test object"))
+		goto destroy;
+	err = satfeed_test_bpf__attach(skel);
+	if (!ASSERT_OK(err, "attach test object"))
+		goto destroy;
+	return skel;
+destroy:
+	satfeed_test_bpf__destroy(skel);
+	return NULL;
+}
+
+static void feed(struct satfeed_test_bpf *feeder, __u32 slot, __u32 stream,
 		 bool raw, __u64 value)
 {
-	skel->bss->sf_test_in.slot = slot;
-	skel->bss->sf_test_in.stream = stream;
-	skel->bss->sf_test_in.gen = 1;
-	skel->bss->sf_test_in.raw = raw;
-	skel->bss->sf_test_in.value = value;
+	feeder->bss->sf_test_in.slot = slot;
+	feeder->bss->sf_test_in.stream = stream;
+	feeder->bss->sf_test_in.gen = 1;
+	feeder->bss->sf_test_in.raw = raw;
+	feeder->bss->sf_test_in.value = value;
 	syscall(SYS_getppid);
 }
 
@@ -189,7 +219,8 @@ static void make_seq(enum seq_kind k, __u64 *x, __u32 n)
 
 static void test_window_feed(__u32 shift)
 {
-	static const char *const progs[] = { "sf_test_feed", NULL };
+	static const char *const progs[] = { NULL };	/* maps only */
+	struct satfeed_test_bpf *feeder = NULL;
 	__u32 n = 1U << shift, slot = 5;
 	struct satfeed_stream st;
 	struct satfeed_bpf *skel;
@@ -198,7 +229,9 @@ static void test_window_feed(__u32 shift)
 
 	x = calloc(n, sizeof(*x));
 	skel = open_engine(shift, progs);
-	if (!skel || !x)
+	if (skel)
+		feeder = open_feeder(skel, shift);
+	if (!feeder || !x)
 		goto out;
 	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++)
 		ASSERT_OK(reset_stream(skel, slot, s, 1), "reset");
@@ -207,7 +240,7 @@ static void test_window_feed(__u32 shift)
 		/* as wait durations (poll stream: the sample is given) */
 		make_seq(k, x, n);
 		for (__u32 i = 0; i < n; i++)
-			feed(skel, slot, SATFEED_STREAM_POLL, true, x[i]);
+			feed(feeder, slot, SATFEED_STREAM_POLL, true, x[i]);
 		ASSERT_OK(read_stream(skel, slot, SATFEED_STREAM_POLL, &st,
 				      true), "read");
 		snprintf(name, sizeof(name), "poll, %s, N=%u", kind_names[k],
@@ -219,7 +252,7 @@ static void test_window_feed(__u32 shift)
 		if (k == OVER_CAP)
 			continue;	/* times would wrap; covered above */
 		if (k == 0)
-			feed(skel, slot, SATFEED_STREAM_SEND, false, 1000000);
+			feed(feeder, slot, SATFEED_STREAM_SEND, false, 1000000);
 		/* event times must not wrap: gaps below 2^36 ns (still over
 		 * the cap, so clamping is exercised here too) */
 		for (__u32 i = 0; i < n; i++)
@@ -229,7 +262,7 @@ static void test_window_feed(__u32 shift)
 		now = st.last_ns;
 		for (__u32 i = 0; i < n; i++) {
 			now += x[i];
-			feed(skel, slot, SATFEED_STREAM_SEND, false, now);
+			feed(feeder, slot, SATFEED_STREAM_SEND, false, now);
 		}
 		ASSERT_OK(read_stream(skel, slot, SATFEED_STREAM_SEND, &st,
 				      true), "read");
@@ -243,20 +276,21 @@ static void test_window_feed(__u32 shift)
 	/* an event older than the previous one is a zero gap, not a wrap */
 	ASSERT_OK(read_stream(skel, slot, SATFEED_STREAM_RECV, &st, true),
 		  "read");
-	feed(skel, slot, SATFEED_STREAM_RECV, false, 5000000);
-	feed(skel, slot, SATFEED_STREAM_RECV, false, 4000000);
+	feed(feeder, slot, SATFEED_STREAM_RECV, false, 5000000);
+	feed(feeder, slot, SATFEED_STREAM_RECV, false, 4000000);
 	ASSERT_OK(read_stream(skel, slot, SATFEED_STREAM_RECV, &st, true),
 		  "read");
 	ASSERT_EQ(st.last_ns, 5000000, "time never goes back");
 	ASSERT_EQ(st.acc_sum_ns, 0, "out-of-order gap counts as 0");
 	ASSERT_EQ(st.pending, 1, "out-of-order event still a sample");
 	/* a stale generation (slot reused) is ignored */
-	skel->bss->sf_test_in.gen = 2;
+	feeder->bss->sf_test_in.gen = 2;
 	syscall(SYS_getppid);
 	ASSERT_OK(read_stream(skel, slot, SATFEED_STREAM_RECV, &st, true),
 		  "read");
 	ASSERT_EQ(st.calls, 2, "stale generation ignored");
 out:
+	satfeed_test_bpf__destroy(feeder);
 	satfeed_bpf__destroy(skel);
 	free(x);
 }

@@ -27,29 +27,12 @@
 #define SYS_epoll_pwait2 441
 #endif
 
-#define SEND SATFEED_STREAM_SEND
-#define RECV SATFEED_STREAM_RECV
-#define POLL SATFEED_STREAM_POLL
-
+#define SF_SYSCALL_DESC(name, NAME, family, fd)				\
+	[SATFEED_SC_##NAME] = { #name, SATFEED_STREAM_##family, SYS_##name },
 const struct sf_syscall_desc sf_syscalls[SATFEED_NR_SYSCALLS] = {
-	[SATFEED_SC_SENDTO] = { "sendto", SEND, SYS_sendto },
-	[SATFEED_SC_SENDMSG] = { "sendmsg", SEND, SYS_sendmsg },
-	[SATFEED_SC_SENDMMSG] = { "sendmmsg", SEND, SYS_sendmmsg },
-	[SATFEED_SC_WRITE] = { "write", SEND, SYS_write },
-	[SATFEED_SC_WRITEV] = { "writev", SEND, SYS_writev },
-	[SATFEED_SC_RECVFROM] = { "recvfrom", RECV, SYS_recvfrom },
-	[SATFEED_SC_RECVMSG] = { "recvmsg", RECV, SYS_recvmsg },
-	[SATFEED_SC_RECVMMSG] = { "recvmmsg", RECV, SYS_recvmmsg },
-	[SATFEED_SC_READ] = { "read", RECV, SYS_read },
-	[SATFEED_SC_READV] = { "readv", RECV, SYS_readv },
-	[SATFEED_SC_EPOLL_WAIT] = { "epoll_wait", POLL, SYS_epoll_wait },
-	[SATFEED_SC_EPOLL_PWAIT] = { "epoll_pwait", POLL, SYS_epoll_pwait },
-	[SATFEED_SC_EPOLL_PWAIT2] = { "epoll_pwait2", POLL, SYS_epoll_pwait2 },
-	[SATFEED_SC_SELECT] = { "select", POLL, SYS_select },
-	[SATFEED_SC_PSELECT6] = { "pselect6", POLL, SYS_pselect6 },
-	[SATFEED_SC_POLL] = { "poll", POLL, SYS_poll },
-	[SATFEED_SC_PPOLL] = { "ppoll", POLL, SYS_ppoll },
+	SATFEED_SYSCALLS(SF_SYSCALL_DESC)
 };
+#undef SF_SYSCALL_DESC
 
 const char *const sf_stream_names[SATFEED_NR_STREAMS] = {
 	"send", "recv", "poll"

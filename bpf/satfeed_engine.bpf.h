@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * satfeed_engine.bpf.h - the engine's maps and inline code.
+ *
+ * bpf/satfeed.bpf.c builds the shipped programs from it; a test-only BPF
+ * object (tests/kernel/progs/) includes it too, so that the tests drive the
+ * very code the syscall hooks run (sf_account(), the window update under the
+ * stream lock) with chosen values.  Programs live in the .bpf.c files only.
+ */
+#ifndef __SATFEED_ENGINE_BPF_H
+#define __SATFEED_ENGINE_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "satfeed.h"
+#include "satfeed_maps.bpf.h"
+#include "window_math.h"
+
+#define SF_EAGAIN	11
+#define SF_S_IFMT	00170000
+#define SF_S_IFSOCK	0140000
+
+/* Set by the loader between open and load. */
+const volatile __u32 window_shift = SATFEED_WINDOW_SHIFT;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct satfeed_config);
+} sf_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SATFEED_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct satfeed_index);
+} sf_pid_index SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SATFEED_MAX_TARGETS);
+	__type(key, __u64);
+	__type(value, struct satfeed_index);
+} sf_cgrp_index SEC(".maps");
+
+/* A wait in progress on one thread of a watched target. */
+struct sf_wait {
+	__u64 start_ns;		/* 0: no wait in progress */
+	__u32 slot;
+	__u32 gen;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sf_wait);
+} sf_poll_start SEC(".maps");
+
+/*
+ * Push hook: called after every window closes, outside the lock, with a
+ * copy of the window.  A no-op here; a consumer hooks it at run time (an
+ * fentry program on it, in any attach mode, or an freplace of it in tp_btf
+ * mode: see kmod-example/), so the engine neither needs the consumer nor is
+ * rebuilt for it.  Keep the name and prototype: they are part of the contract.
+ */
+__noinline int satfeed_window_closed(__u32 slot, __u32 stream,
+				     struct satfeed_window *w)
+{
+	/* keep every argument live: clang drops unused ones at call sites,
+	 * and an freplace program must receive all three */
+	asm volatile("" : : "r"(slot), "r"(stream), "r"(w) : "memory");
+	return 0;
+}
+
+static __always_inline struct satfeed_stream *sf_stream(__u32 slot,
+							__u32 stream)
+{
+	__u32 key = satfeed_stream_key(slot, stream);
+
+	return bpf_map_lookup_elem(&sf_streams, &key);
+}
+
+/*
+ * Account one event of a target's stream at time now.  gap: the sample is the
+ * time since the stream's previous event (send/recv); otherwise it is the
+ * given wait duration.  Events that race on two CPUs can reach the lock out
+ * of time order; such a gap is 0 and the previous-event time never goes back,
+ * so the window sums still telescope to last - first.
+ */
+static __always_inline void sf_account(__u32 slot, __u32 stream, __u32 gen,
+				       __u64 now, bool gap, __u64 sample)
+{
+	struct satfeed_window closed;
+	struct satfeed_stream *s;
+	int done = 0;
+
+	s = sf_stream(slot, stream);
+	if (!s)
+		return;
+	bpf_spin_lock(&s->lock);
+	if (s->gen != gen) {
+		/* the slot was reused since the event was attributed */
+		bpf_spin_unlock(&s->lock);
+		return;
+	}
+	s->calls++;
+	if (gap) {
+		__u64 last = s->last_ns;
+
+		if (!last || now <= last) {
+			sample = 0;
+			if (last)
+				now = last;
+		} else {
+			sample = now - last;
+		}
+		s->last_ns = now;
+		if (!last) {
+			bpf_spin_unlock(&s->lock);
+			return;
+		}
+	} else {
+		s->last_ns = now;
+	}
+	done = sf_window_add(s, sample, now, window_shift, &closed);
+	bpf_spin_unlock(&s->lock);
+	if (done)
+		satfeed_window_closed(slot, stream, &closed);
+}
+
+/* The watched target an event belongs to. */
+struct sf_hit {
+	__u32 slot;
+	__u32 gen;
+	__u32 sc_mask;
+};
+
+static __always_inline struct satfeed_config *sf_config_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&sf_config, &zero);
+}
+
+/* Can task be a target at all?  One byte load, no helper call. */
+static __always_inline bool sf_maybe_target(struct satfeed_config *cfg,
+					    struct task_struct *task)
+{
+	return cfg->pid_slot[(__u32)task->tgid % SATFEED_PID_SLOTS] ||
+	       cfg->nr_cgroup_targets;
+}
+
+static __always_inline bool sf_find_target(struct satfeed_config *cfg,
+					   struct task_struct *task,
+					   struct sf_hit *hit)
+{
+	struct satfeed_index *ix = NULL;
+	__u32 tgid = task->tgid, i;
+	__u8 v;
+
+	v = cfg->pid_slot[tgid % SATFEED_PID_SLOTS];
+	if (!v && !cfg->nr_cgroup_levels)
+		return false;	/* the common miss, without the cgroup loop */
+	if (v && v != SATFEED_PID_SLOT_SHARED) {
+		__u32 slot = v - 1;
+		struct satfeed_target *t;
+
+		/* an array lookup the verifier inlines: no helper call */
+		t = bpf_map_lookup_elem(&sf_targets, &slot);
+		if (t && t->id == tgid && t->kind == SATFEED_TARGET_PID &&
+		    t->state == SATFEED_STATE_ACTIVE) {
+			hit->slot = slot;
+			hit->gen = t->gen;
+			hit->sc_mask = t->sc_mask;
+			return true;
+		}
+	} else if (v) {
+		ix = bpf_map_lookup_elem(&sf_pid_index, &tgid);
+	}
+	for (i = 0; !ix && i < SATFEED_MAX_CGROUP_LEVELS; i++) {
+		__u64 cgid;
+
+		if (i >= cfg->nr_cgroup_levels)
+			break;
+		cgid = bpf_get_current_ancestor_cgroup_id(cfg->cgroup_level[i]);
+		ix = bpf_map_lookup_elem(&sf_cgrp_index, &cgid);
+	}
+	if (!ix)
+		return false;
+	hit->slot = ix->slot;
+	hit->gen = ix->gen;
+	hit->sc_mask = ix->sc_mask;
+	return true;
+}
+
+/*
+ * Is fd of task a socket?  Only asked for read/write family samples.  The fd
+ * array holds struct file pointers; reading one through a struct whose first
+ * member is a struct file * (kiocb.ki_filp) makes it a plain fault-safe load
+ * instead of a bpf_probe_read_kernel() call.  Where a kernel moved ki_filp,
+ * the CO-RE offset is not 0 and the helper is used instead.
+ */
+static __always_inline bool sf_fd_is_socket(struct task_struct *task,
+					    unsigned long fd)
+{
+	struct fdtable *fdt = task->files->fdt;
+	struct file **fds, *f = NULL;
+	umode_t mode;
+
+	if (fd >= fdt->max_fds)
+		return false;
+	fds = fdt->fd;
+	if (bpf_core_field_offset(struct kiocb, ki_filp) == 0)
+		f = bpf_core_cast(&fds[fd], struct kiocb)->ki_filp;
+	else if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]))
+		return false;
+	if (!f)
+		return false;
+	mode = bpf_core_cast(f, struct file)->f_inode->i_mode;
+	return (mode & SF_S_IFMT) == SF_S_IFSOCK;
+}
+
+static __always_inline unsigned long sf_regs_arg0(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return regs->di;
+#elif defined(__TARGET_ARCH_arm64)
+	return regs->orig_x0;
+#else
+#error "satfeed: add this architecture's first syscall argument register"
+#endif
+}
+
+static __always_inline long sf_regs_nr(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return regs->orig_ax;
+#elif defined(__TARGET_ARCH_arm64)
+	return regs->syscallno;
+#endif
+}
+
+/* A wait syscall (poll family) begins on the current thread. */
+static __always_inline int sf_wait_enter(__u32 sc)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct satfeed_config *cfg = sf_config_get();
+	struct sf_hit hit;
+	struct sf_wait *w;
+
+	if (!cfg || !sf_find_target(cfg, task, &hit) ||
+	    !(hit.sc_mask & (1U << sc)))
+		return 0;
+	w = bpf_task_storage_get(&sf_poll_start, task, NULL,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!w)
+		return 0;
+	w->slot = hit.slot;
+	w->gen = hit.gen;
+	w->start_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline void sf_count(__u32 slot, __u32 stream, long ret)
+{
+	struct satfeed_stream *s = sf_stream(slot, stream);
+
+	if (!s)
+		return;
+	if (ret == -SF_EAGAIN)
+		__sync_fetch_and_add(&s->eagain, 1);
+	else if (ret < 0)
+		__sync_fetch_and_add(&s->errors, 1);
+	else
+		__sync_fetch_and_add(&s->zero_bytes, 1);
+}
+
+/* Any traced syscall returns on the current thread. */
+static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
+					 long ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct satfeed_config *cfg = sf_config_get();
+	struct sf_hit hit;
+	__u32 stream;
+	__u64 now;
+
+	if (!cfg)
+		return 0;
+	if (sc >= SATFEED_SC_POLL_FIRST) {
+		struct sf_wait *w;
+		__u64 start;
+
+		/* most waits on a machine are not a target's: skip the
+		 * task storage lookup for them */
+		if (!sf_maybe_target(cfg, task))
+			return 0;
+		w = bpf_task_storage_get(&sf_poll_start, task, NULL, 0);
+		if (!w || !w->start_ns)
+			return 0;
+		start = w->start_ns;
+		w->start_ns = 0;
+		if (ret < 0) {
+			sf_count(w->slot, SATFEED_STREAM_POLL, ret);
+			return 0;
+		}
+		now = bpf_ktime_get_ns();
+		sf_account(w->slot, SATFEED_STREAM_POLL, w->gen, now, false,
+			   now - start);
+		return 0;
+	}
+
+	if (!sf_find_target(cfg, task, &hit) || !(hit.sc_mask & (1U << sc)))
+		return 0;
+	stream = sc >= SATFEED_SC_RECV_FIRST ? SATFEED_STREAM_RECV :
+					       SATFEED_STREAM_SEND;
+	if (SATFEED_SC_SOCKET_FD & (1U << sc)) {
+		if (!sf_fd_is_socket(task, sf_regs_arg0(regs))) {
+			struct satfeed_stream *s = sf_stream(hit.slot, stream);
+
+			if (s)
+				__sync_fetch_and_add(&s->not_socket, 1);
+			return 0;
+		}
+	}
+	if (ret <= 0) {
+		sf_count(hit.slot, stream, ret);
+		return 0;
+	}
+	sf_account(hit.slot, stream, hit.gen, bpf_ktime_get_ns(), true, 0);
+	return 0;
+}
+
+#endif /* __SATFEED_ENGINE_BPF_H */

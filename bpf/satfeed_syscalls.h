@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * satfeed_syscalls.h - the syscalls satfeed traces, listed once.
+ *
+ * SATFEED_SYSCALLS(X) expands X(name, NAME, family, fd) for each of them, in
+ * the order of enum satfeed_syscall:
+ *   name    the syscall: its wrapper __<arch>_sys_<name> (the fentry attach
+ *           mode's target), its programs' names and its name in satfeedctl
+ *   NAME    its enum value is SATFEED_SC_<NAME>, its bit in sc_mask
+ *   family  SEND, RECV or POLL: the stream it feeds, SATFEED_STREAM_<family>.
+ *           The POLL family are the waits: they are timed from entry to exit
+ *   fd      FD_SOCKET: counted only when its fd (first argument) is a
+ *           socket; FD_ANY: always
+ * SATFEED_WAIT_SYSCALLS(X) expands X the same way for the waits only.
+ *
+ * The order is part of the contract (sc_mask bit numbers): the families are
+ * contiguous, send then recv then poll (satfeed.h checks it), because the
+ * engine tells them apart by comparing with SATFEED_SC_*_FIRST.
+ *
+ * Generated from this list: enum satfeed_syscall and SATFEED_SC_SOCKET_FD
+ * (satfeed.h), the engine's fentry-mode programs and the loader's attach
+ * targets for them, the floor programs of sfbench_empty.bpf.c, and the names
+ * table sf_syscalls[] of the tools.
+ */
+#ifndef __SATFEED_SYSCALLS_H
+#define __SATFEED_SYSCALLS_H
+
+#define SATFEED_SYSCALL_TABLE(EACH, X)					\
+	EACH(X, sendto,		SENDTO,		SEND, FD_ANY)		\
+	EACH(X, sendmsg,	SENDMSG,	SEND, FD_ANY)		\
+	EACH(X, sendmmsg,	SENDMMSG,	SEND, FD_ANY)		\
+	EACH(X, write,		WRITE,		SEND, FD_SOCKET)	\
+	EACH(X, writev,		WRITEV,		SEND, FD_SOCKET)	\
+	EACH(X, recvfrom,	RECVFROM,	RECV, FD_ANY)		\
+	EACH(X, recvmsg,	RECVMSG,	RECV, FD_ANY)		\
+	EACH(X, recvmmsg,	RECVMMSG,	RECV, FD_ANY)		\
+	EACH(X, read,		READ,		RECV, FD_SOCKET)	\
+	EACH(X, readv,		READV,		RECV, FD_SOCKET)	\
+	EACH(X, epoll_wait,	EPOLL_WAIT,	POLL, FD_ANY)		\
+	EACH(X, epoll_pwait,	EPOLL_PWAIT,	POLL, FD_ANY)		\
+	EACH(X, epoll_pwait2,	EPOLL_PWAIT2,	POLL, FD_ANY)		\
+	EACH(X, select,		SELECT,		POLL, FD_ANY)		\
+	EACH(X, pselect6,	PSELECT6,	POLL, FD_ANY)		\
+	EACH(X, poll,		POLL,		POLL, FD_ANY)		\
+	EACH(X, ppoll,		PPOLL,		POLL, FD_ANY)
+
+/* EACH for SATFEED_SYSCALLS: every entry */
+#define SATFEED_SC_EACH(X, ...)		X(__VA_ARGS__)
+/* EACH for SATFEED_WAIT_SYSCALLS: the POLL family's entries */
+#define SATFEED_SC_EACH_WAIT(X, name, NAME, family, fd)		\
+	SATFEED_SC_IF_WAIT_##family(X, name, NAME, family, fd)
+#define SATFEED_SC_IF_WAIT_SEND(X, ...)
+#define SATFEED_SC_IF_WAIT_RECV(X, ...)
+#define SATFEED_SC_IF_WAIT_POLL(X, ...)	X(__VA_ARGS__)
+
+#define SATFEED_SYSCALLS(X)	 SATFEED_SYSCALL_TABLE(SATFEED_SC_EACH, X)
+#define SATFEED_WAIT_SYSCALLS(X) SATFEED_SYSCALL_TABLE(SATFEED_SC_EACH_WAIT, X)
+
+/*
+ * The fentry attach mode's programs: SATFEED_FEXIT_PROG(name), sf_x_<name>,
+ * on the exit of every syscall, and SATFEED_FENTRY_PROG(name), sf_e_<name>,
+ * on the entry of every wait.  They are pinned under these names, so the
+ * names are part of the pin layout; SATFEED_*_PROG_NAME(name) is the string.
+ */
+#define SATFEED_FEXIT_PROG(name)	sf_x_##name
+#define SATFEED_FENTRY_PROG(name)	sf_e_##name
+#define SATFEED_STR_(x)			#x
+#define SATFEED_STR(x)			SATFEED_STR_(x)
+#define SATFEED_FEXIT_PROG_NAME(name)	SATFEED_STR(SATFEED_FEXIT_PROG(name))
+#define SATFEED_FENTRY_PROG_NAME(name)	SATFEED_STR(SATFEED_FENTRY_PROG(name))
+
+#if !defined(__bpf__) && !defined(__KERNEL__)
+/* user space: the fentry mode attaches to SATFEED_SYSCALL_PREFIX "<name>" */
+#if defined(__x86_64__)
+#define SATFEED_SYSCALL_PREFIX "__x64_sys_"
+#elif defined(__aarch64__)
+#define SATFEED_SYSCALL_PREFIX "__arm64_sys_"
+#else
+#error "satfeed: add this architecture's syscall wrapper prefix"
+#endif
+#endif
+
+#endif /* __SATFEED_SYSCALLS_H */
