@@ -214,4 +214,37 @@ struct satfeed_stream {
 	struct satfeed_window hist[SATFEED_HISTORY];
 };
 
+/*
+ * Helpers for the two index computations every consumer needs.  They are
+ * always inlined so that BPF code may call them while it holds a stream's
+ * lock (no function calls are allowed there), and they compile unchanged in
+ * the kernel and in user space.
+ */
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/* Key of stream `stream` (enum satfeed_stream_id) of target slot `slot`. */
+static __always_inline __u32 satfeed_stream_key(__u32 slot, __u32 stream)
+{
+	return slot * SATFEED_NR_STREAMS + stream;
+}
+
+/*
+ * The hist entry that holds window number seq (seq >= 1).  It is that window
+ * only while s->published - seq < SATFEED_HISTORY; older ones are overwritten.
+ */
+static __always_inline const struct satfeed_window *
+satfeed_window_by_seq(const struct satfeed_stream *s, __u64 seq)
+{
+	return &s->hist[(seq - 1) % SATFEED_HISTORY];
+}
+
+/* The newest closed window of s, or NULL while none has closed. */
+static __always_inline const struct satfeed_window *
+satfeed_newest_window(const struct satfeed_stream *s)
+{
+	return s->published ? satfeed_window_by_seq(s, s->published) : NULL;
+}
+
 #endif /* __SATFEED_H */

@@ -80,7 +80,7 @@ static int reset_stream(struct satfeed_bpf *skel, __u32 slot, __u32 stream,
 			__u32 gen)
 {
 	struct satfeed_stream st = { .gen = gen };
-	__u32 key = slot * SATFEED_NR_STREAMS + stream;
+	__u32 key = satfeed_stream_key(slot, stream);
 
 	return bpf_map__update_elem(skel->maps.sf_streams, &key, sizeof(key),
 				    &st, sizeof(st), BPF_F_LOCK);
@@ -89,7 +89,7 @@ static int reset_stream(struct satfeed_bpf *skel, __u32 slot, __u32 stream,
 static int read_stream(struct satfeed_bpf *skel, __u32 slot, __u32 stream,
 		       struct satfeed_stream *st, bool locked)
 {
-	__u32 key = slot * SATFEED_NR_STREAMS + stream;
+	__u32 key = satfeed_stream_key(slot, stream);
 
 	return bpf_map__lookup_elem(skel->maps.sf_streams, &key, sizeof(key),
 				    st, sizeof(*st), locked ? BPF_F_LOCK : 0);
@@ -213,7 +213,8 @@ static void test_window_feed(__u32 shift)
 		snprintf(name, sizeof(name), "poll, %s, N=%u", kind_names[k],
 			 n);
 		ASSERT_EQ(st.published, k + 1, name);
-		window_matches(&st.hist[k % SATFEED_HISTORY], x, shift, name);
+		window_matches(satfeed_window_by_seq(&st, k + 1), x, shift,
+			       name);
 
 		/* as gaps between event times (send stream) */
 		if (k == OVER_CAP)
@@ -235,8 +236,8 @@ static void test_window_feed(__u32 shift)
 				      true), "read");
 		snprintf(name, sizeof(name), "send gaps, %s, N=%u",
 			 kind_names[k], n);
-		window_matches(&st.hist[(st.published - 1) % SATFEED_HISTORY],
-			       x, shift, name);
+		window_matches(satfeed_window_by_seq(&st, st.published), x,
+			       shift, name);
 		ASSERT_EQ(st.pending, 0, name);
 	}
 

@@ -188,17 +188,10 @@ static int read_target(struct sf_pins *p, __u32 slot, struct satfeed_target *t)
 static int read_stream(struct sf_pins *p, __u32 slot, __u32 stream,
 		       struct satfeed_stream *s)
 {
-	__u32 key = slot * SATFEED_NR_STREAMS + stream;
+	__u32 key = satfeed_stream_key(slot, stream);
 
 	return bpf_map_lookup_elem_flags(p->streams_fd, &key, s, BPF_F_LOCK) ?
 		       -errno : 0;
-}
-
-static const struct satfeed_window *latest(const struct satfeed_stream *s)
-{
-	if (!s->published)
-		return NULL;
-	return &s->hist[(s->published - 1) % SATFEED_HISTORY];
 }
 
 static bool target_gone(const struct satfeed_target *t)
@@ -395,7 +388,7 @@ static int cmd_add(struct sf_pins *p, struct selector *sel, __u32 mask)
 	/* fresh streams for the new generation, written under their locks */
 	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
 		struct satfeed_stream st = { .gen = t.gen };
-		__u32 key = slot * SATFEED_NR_STREAMS + s;
+		__u32 key = satfeed_stream_key(slot, s);
 
 		if (bpf_map_update_elem(p->streams_fd, &key, &st, BPF_F_LOCK)) {
 			err = fail(SF_EXIT_ERROR, "cannot reset streams: %s",
@@ -535,7 +528,7 @@ static void json_window(const struct satfeed_window *w)
 static void json_stream(const char *name, __u32 stream,
 			const struct satfeed_stream *s, __u32 n)
 {
-	const struct satfeed_window *w = latest(s);
+	const struct satfeed_window *w = satfeed_newest_window(s);
 	__u64 first;
 
 	printf("\"%s\":{\"seq\":%llu,\"samples\":%u,\"pending\":%llu,"
@@ -568,7 +561,7 @@ static void json_stream(const char *name, __u32 stream,
 	for (__u64 seq = first; seq <= s->published; seq++) {
 		if (seq != first)
 			putchar(',');
-		json_window(&s->hist[(seq - 1) % SATFEED_HISTORY]);
+		json_window(satfeed_window_by_seq(s, seq));
 	}
 	printf("]}");
 }
@@ -674,7 +667,7 @@ static int show(struct sf_pins *p, const struct selector *sel, bool json,
 		}
 		target_label(label, sizeof(label), &t);
 		for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
-			const struct satfeed_window *w = latest(&st[s]);
+			const struct satfeed_window *w = satfeed_newest_window(&st[s]);
 			char mean[32], sd[32], rate[32], last[32];
 
 			fmt_us(mean, sizeof(mean), w, false);
@@ -702,7 +695,7 @@ static int show(struct sf_pins *p, const struct selector *sel, bool json,
 					       st[s].published - 7 : 1;
 			     q && q <= st[s].published; q++) {
 				const struct satfeed_window *h =
-					&st[s].hist[(q - 1) % SATFEED_HISTORY];
+					satfeed_window_by_seq(&st[s], q);
 
 				v[n] = s == SATFEED_STREAM_POLL ? h->mean_ns :
 								  h->rate_milli;
