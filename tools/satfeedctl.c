@@ -11,17 +11,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/magic.h>
 #include "sf_common.h"
 #include "sf_pins.h"
 #include "sf_target.h"
@@ -121,58 +117,12 @@ static int parse_pid(const char *arg, struct sf_selector *sel)
 	return 0;
 }
 
-static int cgroup_id(const char *path, __u64 *id)
-{
-	struct {
-		struct file_handle fh;
-		__u64 cgid;
-	} h = { .fh.handle_bytes = sizeof(__u64) };
-	int mount_id;
-
-	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0))
-		return -errno;
-	*id = h.cgid;
-	return 0;
-}
-
 static int parse_cgroup(const char *arg, struct sf_selector *sel)
 {
-	char real[PATH_MAX], up[PATH_MAX], *slash;
-	struct statfs sfs;
-	struct stat st;
-	int level = 0, err;
+	char why[512];
+	int err = sf_selector_cgroup(arg, sel, why, sizeof(why));
 
-	if (!realpath(arg, real))
-		return fail(SF_EXIT_TARGET, "%s: %s", arg, strerror(errno));
-	if (stat(real, &st) || !S_ISDIR(st.st_mode))
-		return fail(SF_EXIT_USAGE, "%s is not a directory", arg);
-	if (statfs(real, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC)
-		return fail(SF_EXIT_USAGE, "%s is not a cgroup v2 directory",
-			    arg);
-	/* depth: walk up while the parent is still the same cgroup2 mount */
-	snprintf(up, sizeof(up), "%s", real);
-	while ((slash = strrchr(up, '/')) && slash != up) {
-		struct stat pst;
-
-		*slash = '\0';
-		if (statfs(up, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC ||
-		    stat(up, &pst) || pst.st_dev != st.st_dev)
-			break;
-		level++;
-	}
-	err = cgroup_id(real, &sel->id);
-	if (err)
-		return fail(SF_EXIT_ERROR, "cannot get the cgroup id of %s: %s",
-			    arg, strerror(-err));
-	sel->kind = SATFEED_TARGET_CGROUP;
-	sel->level = level;
-	/* the part below the mount point: the last `level` components */
-	slash = real + strlen(real);
-	for (int i = 0; i < level && slash > real; i++)
-		while (--slash > real && *slash != '/')
-			;
-	snprintf(sel->path, sizeof(sel->path), "%s", level ? slash : "/");
-	return 0;
+	return err ? fail(err, "%s", why) : 0;
 }
 
 /* ---- changing the target table ---- */
@@ -576,6 +526,17 @@ static const struct option long_opts[] = {
 	{},
 };
 
+/* --help (exit 0) or an option getopt refused (exit 2). */
+static int help_or_usage(int opt)
+{
+	if (opt == 'h') {
+		fputs(usage, stdout);
+		return SF_EXIT_OK;
+	}
+	fputs("Try 'satfeedctl --help'.\n", stderr);
+	return SF_EXIT_USAGE;
+}
+
 /*
  * The options after the command.  Returns -1 when they are all good, else
  * the exit status (0 for --help).
@@ -618,7 +579,8 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 			break;
 		case 'i':
 			a->interval = strtod(optarg, &end);
-			if (*end || !(a->interval >= 0.05 && a->interval <= 3600))
+			if (*end ||
+			    !(a->interval >= 0.05 && a->interval <= 3600))
 				return fail(SF_EXIT_USAGE, "--interval must be 0.05 to 3600 seconds");
 			break;
 		case 'n':
@@ -626,15 +588,12 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 			if (*end || a->count < 1)
 				return fail(SF_EXIT_USAGE, "--count must be a positive integer");
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			return SF_EXIT_OK;
 		default:
-			fputs("Try 'satfeedctl --help'.\n", stderr);
-			return SF_EXIT_USAGE;
+			return help_or_usage(opt);
 		}
 		if (fam >= 0) {
-			if (sf_parse_syscalls(PROG, optarg, fam, &fam_mask[fam]))
+			if (sf_parse_syscalls(PROG, optarg, fam,
+					      &fam_mask[fam]))
 				return SF_EXIT_USAGE;
 			fam_set[fam] = true;
 		}
@@ -676,12 +635,8 @@ int main(int argc, char **argv)
 				optarg[--n] = '\0';
 			root = optarg;
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			return SF_EXIT_OK;
 		default:
-			fputs("Try 'satfeedctl --help'.\n", stderr);
-			return SF_EXIT_USAGE;
+			return help_or_usage(opt);
 		}
 	}
 	if (optind >= argc)

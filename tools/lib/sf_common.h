@@ -17,8 +17,8 @@ enum sf_exit {
 	SF_EXIT_USAGE = 2,	/* bad argument */
 	SF_EXIT_NOT_LOADED = 3,	/* no satfeed pins under the bpffs root */
 	SF_EXIT_PERM = 4,	/* permission denied */
-	SF_EXIT_ABI = 5,	/* pinned engine speaks another ABI version, or a
-				 * pin's shape is not the contract's */
+	SF_EXIT_ABI = 5,	/* pinned engine speaks another ABI version,
+				 * or a pin's shape is not the contract's */
 	SF_EXIT_TARGET = 6,	/* unknown or vanished target */
 	SF_EXIT_FULL = 7,	/* no free target slot */
 	SF_EXIT_EXISTS = 8,	/* already loaded / already watched */

@@ -11,11 +11,16 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 #include <bpf/bpf.h>
 #include "sf_common.h"
 #include "sf_target.h"
@@ -36,6 +41,68 @@ int sf_root_lock(const char *root)
 		return err;
 	}
 	return fd;
+}
+
+static int cgroup_id(const char *path, __u64 *id)
+{
+	struct {
+		struct file_handle fh;
+		__u64 cgid;
+	} h = { .fh.handle_bytes = sizeof(__u64) };
+	int mount_id;
+
+	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0))
+		return -errno;
+	*id = h.cgid;
+	return 0;
+}
+
+int sf_selector_cgroup(const char *arg, struct sf_selector *sel, char *why,
+		       size_t len)
+{
+	char real[PATH_MAX], up[PATH_MAX], *slash;
+	struct statfs sfs;
+	struct stat st;
+	int level = 0, err;
+
+	if (!realpath(arg, real)) {
+		snprintf(why, len, "%s: %s", arg, strerror(errno));
+		return SF_EXIT_TARGET;
+	}
+	if (stat(real, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(why, len, "%s is not a directory", arg);
+		return SF_EXIT_USAGE;
+	}
+	if (statfs(real, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		snprintf(why, len, "%s is not a cgroup v2 directory", arg);
+		return SF_EXIT_USAGE;
+	}
+	/* depth: walk up while the parent is still the same cgroup2 mount */
+	snprintf(up, sizeof(up), "%s", real);
+	while ((slash = strrchr(up, '/')) && slash != up) {
+		struct stat pst;
+
+		*slash = '\0';
+		if (statfs(up, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC ||
+		    stat(up, &pst) || pst.st_dev != st.st_dev)
+			break;
+		level++;
+	}
+	err = cgroup_id(real, &sel->id);
+	if (err) {
+		snprintf(why, len, "cannot get the cgroup id of %s: %s", arg,
+			 strerror(-err));
+		return SF_EXIT_ERROR;
+	}
+	sel->kind = SATFEED_TARGET_CGROUP;
+	sel->level = level;
+	/* the part below the mount point: the last `level` components */
+	slash = real + strlen(real);
+	for (int i = 0; i < level && slash > real; i++)
+		while (--slash > real && *slash != '/')
+			;
+	snprintf(sel->path, sizeof(sel->path), "%s", level ? slash : "/");
+	return SF_EXIT_OK;
 }
 
 static int lock_if_rooted(const struct sf_pins *p, char *why, size_t len)
@@ -66,7 +133,8 @@ int sf_config_build(const struct satfeed_target *t, __u32 n,
 	memset(cfg, 0, sizeof(*cfg));
 	for (__u32 slot = 0; slot < n; slot++) {
 		if (t[slot].kind == SATFEED_TARGET_PID) {
-			__u8 *v = &cfg->pid_slot[t[slot].id % SATFEED_PID_SLOTS];
+			__u32 bucket = t[slot].id % SATFEED_PID_SLOTS;
+			__u8 *v = &cfg->pid_slot[bucket];
 
 			cfg->nr_pid_targets++;
 			*v = *v ? SATFEED_PID_SLOT_SHARED : slot + 1;

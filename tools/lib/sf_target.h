@@ -34,6 +34,14 @@ struct sf_selector {
 };
 
 /*
+ * Select the cgroup v2 directory at path (any spelling: it is resolved): its
+ * id, its depth below the cgroup2 mount and its path relative to it.
+ * Returns an enum sf_exit; on failure *why holds a one-line reason.
+ */
+int sf_selector_cgroup(const char *path, struct sf_selector *sel, char *why,
+		       size_t len);
+
+/*
  * Lock the pin root for a change of the target table: an exclusive flock
  * held until the returned fd is closed.  Returns the fd or -errno.
  */
