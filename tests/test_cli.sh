@@ -239,6 +239,7 @@ pin_field() {
 		python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$2"
 }
 
+SNAP_LOADED=$SNAP
 INFO_SIZE=$(pin_field sf_info bytes_value)
 CONFIG_SIZE=$(pin_field sf_config bytes_value)
 TARGET_SIZE=$(pin_field sf_targets bytes_value)
@@ -267,6 +268,8 @@ sf_cgrp_index hash 4 $INDEX_SIZE 64 key size 4, expected 8
 sf_pid_index hash 4 $((INDEX_SIZE + 8)) 64 value size $((INDEX_SIZE + 8)), expected $INDEX_SIZE
 EOF
 ASSERT_OK "every pin restored: show" "$CTL" show
+SNAP=$SNAP_LOADED
+ASSERT_BPFFS "every pin restored: /sys/fs/bpf as before" "$SNAP"
 
 ######################################################################
 sf_log "--- a pid target ---"
