@@ -23,7 +23,7 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Werror -std=gnu11 \
-	  -I$(OUTPUT) -Ibpf -Itools -MMD -MP
+	  -I$(OUTPUT) -Ibpf -Itools -Itools/lib -MMD -MP
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	      -I$(OUTPUT) -Ibpf -Itools -MMD -MP
 LDLIBS_BPF := -lbpf -lelf -lz
@@ -45,6 +45,10 @@ PROGS := $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl \
 	 $(OUTPUT)/sfserver $(OUTPUT)/sfload
 TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_kernel \
 	      $(OUTPUT)/sfbench
+
+# libsatfeed: the user-space side of the consumer contract, linked into
+# every tool and test that opens satfeed's maps
+LIB_OBJ := $(addprefix $(OUTPUT)/,sf_common.o sf_pins.o sf_target.o)
 
 all: $(PROGS)
 
@@ -74,6 +78,10 @@ $(OUTPUT)/%.o: loader/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
+$(OUTPUT)/%.o: tools/lib/%.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
 $(OUTPUT)/%.o: tools/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
@@ -89,11 +97,11 @@ $(OUTPUT)/test_kernel.o: \
 $(OUTPUT)/sfbench.o: \
 	$(OUTPUT)/satfeed.skel.h $(OUTPUT)/sfbench_empty.skel.h
 
-$(OUTPUT)/satfeed-loader: $(OUTPUT)/satfeed-loader.o $(OUTPUT)/sf_common.o
+$(OUTPUT)/satfeed-loader: $(OUTPUT)/satfeed-loader.o $(LIB_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_BPF) -o $@
 
-$(OUTPUT)/satfeedctl: $(OUTPUT)/satfeedctl.o $(OUTPUT)/sf_common.o
+$(OUTPUT)/satfeedctl: $(OUTPUT)/satfeedctl.o $(LIB_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lm -o $@
 
@@ -109,7 +117,7 @@ $(OUTPUT)/test_window_math: $(OUTPUT)/test_window_math.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
-$(OUTPUT)/test_kernel: $(OUTPUT)/test_kernel.o $(OUTPUT)/sf_common.o
+$(OUTPUT)/test_kernel: $(OUTPUT)/test_kernel.o $(LIB_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
 
@@ -172,7 +180,8 @@ uninstall:
 		  $(DESTDIR)$(PREFIX)/sbin/satfeedctl
 
 format:
-	$(Q)clang-format -i bpf/*.[ch] loader/*.[ch] tools/*.[ch] tests/*.[ch]
+	$(Q)clang-format -i bpf/*.[ch] loader/*.[ch] tools/*.[ch] tools/lib/*.[ch] \
+		tests/*.[ch]
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

@@ -236,13 +236,19 @@ static __always_inline __u32 satfeed_stream_key(__u32 slot, __u32 stream)
 }
 
 /*
- * The hist entry that holds window number seq (seq >= 1).  It is that window
- * only while s->published - seq < SATFEED_HISTORY; older ones are overwritten.
+ * Index into hist[] of window number seq (seq >= 1).  It holds that window
+ * only while published - seq < SATFEED_HISTORY; older ones are overwritten.
  */
+static __always_inline __u32 satfeed_hist_index(__u64 seq)
+{
+	return (seq - 1) % SATFEED_HISTORY;
+}
+
+/* The hist entry of window number seq (see satfeed_hist_index). */
 static __always_inline const struct satfeed_window *
 satfeed_window_by_seq(const struct satfeed_stream *s, __u64 seq)
 {
-	return &s->hist[(seq - 1) % SATFEED_HISTORY];
+	return &s->hist[satfeed_hist_index(seq)];
 }
 
 /* The newest closed window of s, or NULL while none has closed. */

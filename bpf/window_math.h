@@ -81,7 +81,7 @@ static __always_inline void sf_window_close(struct satfeed_stream *s,
 					    struct satfeed_window *out)
 {
 	__u64 seq = s->published + 1;
-	struct satfeed_window *w = &s->hist[(seq - 1) & (SATFEED_HISTORY - 1)];
+	struct satfeed_window *w = &s->hist[satfeed_hist_index(seq)];
 
 	out->seq = seq;
 	out->seq_end = seq;

@@ -35,8 +35,8 @@ extern int satfeed_consumer_answer(__u64 token, void *answer,
 static __always_inline void sfc_view(__u32 slot, __u32 stream, __u32 gen,
 				     struct sfc_stream_view *v)
 {
-	__u32 key = slot * SATFEED_NR_STREAMS + stream;
-	struct satfeed_window *w;
+	__u32 key = satfeed_stream_key(slot, stream);
+	const struct satfeed_window *w;
 	struct satfeed_stream *st;
 
 	st = bpf_map_lookup_elem(&sf_streams, &key);
@@ -47,8 +47,8 @@ static __always_inline void sfc_view(__u32 slot, __u32 stream, __u32 gen,
 		v->published = st->published;
 		v->last_ns = st->last_ns;
 		v->pending = st->pending;
-		if (st->published) {
-			w = &st->hist[(st->published - 1) & (SATFEED_HISTORY - 1)];
+		w = satfeed_newest_window(st);
+		if (w) {
 			v->seq = w->seq;
 			v->start_ns = w->start_ns;
 			v->end_ns = w->end_ns;

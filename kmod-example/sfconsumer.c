@@ -36,6 +36,7 @@
 
 #include "satfeed.h"
 #include "satfeed_consumer.h"
+#include "sf_pins.h"
 
 static const unsigned char consumer_obj[] = {
 #include "consumer.bpf.inc"
@@ -134,22 +135,16 @@ static bool module_loaded(void)
 	return !stat(SFC_SYSFS_DIR, &st) && S_ISDIR(st.st_mode);
 }
 
-static void read_info(struct satfeed_info *info)
+/*
+ * satfeed's pins, each checked against the contract (map type, sizes, ABI
+ * version) before the consumer's programs are loaded against them.
+ */
+static void open_engine_pins(struct sf_pins *pins)
 {
-	__u32 zero = 0;
-	int fd;
+	char why[512];
 
-	fd = pin_get(env.root, SATFEED_PIN_INFO);
-	if (fd < 0)
-		die("satfeed is not loaded: no %s/%s (%s); run satfeed-loader load",
-		    env.root, SATFEED_PIN_INFO, strerror(errno));
-	if (bpf_map_lookup_elem(fd, &zero, info))
-		die("cannot read %s/%s: %s", env.root, SATFEED_PIN_INFO,
-		    strerror(errno));
-	close(fd);
-	if (info->abi_version != SATFEED_ABI_VERSION)
-		die("satfeed ABI %u, this consumer was built for %u: rebuild it",
-		    info->abi_version, SATFEED_ABI_VERSION);
+	if (sf_pins_open(pins, env.root, why, sizeof(why)))
+		die("%s", why);
 }
 
 /* Number of pins in our directory, -1 if it does not exist. */
@@ -241,32 +236,36 @@ out:
 
 /* ---- attach ---- */
 
-static void attach_pull(void)
+static void attach_pull(const struct sf_pins *pins)
 {
-	static const char *const maps[] = {
-		SATFEED_PIN_INFO, SATFEED_PIN_TARGETS, SATFEED_PIN_STREAMS,
+	const struct {
+		const char *name;
+		int fd;
+	} maps[] = {
+		{ SATFEED_PIN_INFO, pins->info_fd },
+		{ SATFEED_PIN_TARGETS, pins->targets_fd },
+		{ SATFEED_PIN_STREAMS, pins->streams_fd },
 	};
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "sfc_consumer");
 	struct bpf_object *obj;
 	struct bpf_link *link;
 	struct bpf_map *ops;
 	char path[512];
-	int err, fd;
+	int err;
 
 	obj = bpf_object__open_mem(consumer_obj, sizeof(consumer_obj), &oo);
 	if (!obj)
 		die("cannot open the consumer object: %s", strerror(errno));
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		struct bpf_map *m = bpf_object__find_map_by_name(obj, maps[i]);
+		struct bpf_map *m;
 
-		fd = pin_get(env.root, maps[i]);
-		if (!m || fd < 0)
-			die("cannot open satfeed's %s/%s: %s", env.root,
-			    maps[i], strerror(errno));
-		err = bpf_map__reuse_fd(m, fd);
+		m = bpf_object__find_map_by_name(obj, maps[i].name);
+		if (!m)
+			die("no map %s in the consumer object", maps[i].name);
+		err = bpf_map__reuse_fd(m, maps[i].fd);
 		if (err)
-			die("cannot reuse %s: %s", maps[i], strerror(-err));
-		close(fd);
+			die("cannot reuse %s: %s", maps[i].name,
+			    strerror(-err));
 	}
 	err = bpf_object__load(obj);
 	if (err)
@@ -386,13 +385,13 @@ static void attach_push(int *n_freplace, int *n_fentry)
 
 static int cmd_attach(void)
 {
-	struct satfeed_info info;
 	int n_freplace = 0, n_fentry = 0, n;
+	struct sf_pins pins;
 
 	if (!module_loaded())
 		die("the satfeed_consumer module is not loaded (no %s)",
 		    SFC_SYSFS_DIR);
-	read_info(&info);
+	open_engine_pins(&pins);
 	n = count_pins();
 	if (n > 0 && !env.replace)
 		die("already attached (%d pins in %s); use --replace, or detach first",
@@ -404,13 +403,14 @@ static int cmd_attach(void)
 	env.undo_on_error = true;	/* all or nothing */
 
 	if (env.pull)
-		attach_pull();
+		attach_pull(&pins);
 	if (env.push != PUSH_NONE)
 		attach_push(&n_freplace, &n_fentry);
 	if (env.push != PUSH_NONE && !n_freplace && !n_fentry)
 		die("no program under %s/%s calls %s(): is this satfeed too old?",
 		    env.root, SATFEED_PIN_PROGS, SFC_PUSH_FUNC);
 	env.undo_on_error = false;
+	sf_pins_close(&pins);
 	printf("sfconsumer attached: pull %s, push on %d engine programs (freplace %d, fentry %d), pins in %s\n",
 	       env.pull ? "struct_ops satfeed_consumer_ops" : "off",
 	       n_freplace + n_fentry, n_freplace, n_fentry, env.pins);

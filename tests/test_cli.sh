@@ -215,6 +215,63 @@ else
 fi
 
 ######################################################################
+sf_log "--- a pin of the wrong shape ---"
+# Pins are found by name: a map planted under a satfeed pin name must be
+# refused before it is read (a lookup copies the map's whole value into the
+# tool's struct), with exit 5 and the pin and what differed named.
+
+# plant NAME TYPE KEY VALUE ENTRIES: move satfeed's pin NAME aside to
+# NAME_real (a rename within the bpffs, which allows no '.' in names) and pin
+# a map of that shape under its name; unplant NAME puts the real one back
+plant() {
+	mv "$SF_PIN_ROOT/$1" "$SF_PIN_ROOT/$1_real" &&
+		bpftool map create "$SF_PIN_ROOT/$1" type "$2" key "$3" \
+			value "$4" entries "$5" name "$1"
+}
+unplant() {
+	[ -e "$SF_PIN_ROOT/$1_real" ] &&
+		rm -f "$SF_PIN_ROOT/$1" &&
+		mv "$SF_PIN_ROOT/$1_real" "$SF_PIN_ROOT/$1"
+}
+# pin_field NAME FIELD: bytes_key, bytes_value or max_entries of a pin
+pin_field() {
+	bpftool map show pinned "$SF_PIN_ROOT/$1" -j |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$2"
+}
+
+SNAP_LOADED=$SNAP
+INFO_SIZE=$(pin_field sf_info bytes_value)
+CONFIG_SIZE=$(pin_field sf_config bytes_value)
+TARGET_SIZE=$(pin_field sf_targets bytes_value)
+INDEX_SIZE=$(pin_field sf_pid_index bytes_value)
+# NAME TYPE KEY VALUE ENTRIES MESSAGE_ERE
+while read -r name type key value entries msg; do
+	what="planted $name ($type, key $key, value $value, $entries entries)"
+	if ! ASSERT_TRUE "$what: planted" plant "$name" "$type" "$key" "$value" "$entries"; then
+		unplant "$name"
+		continue
+	fi
+	snapshot_now planted
+	CHECK_ERR "$what: show" 5 "$SF_PIN_ROOT/$name.*$msg" "$CTL" show
+	ASSERT_EQ "$what: show printed nothing" "" "$OUT"
+	CHECK_ERR "$what: add" 5 "$SF_PIN_ROOT/$name.*$msg" "$CTL" add --pid $$
+	CHECK_ERR "$what: targets" 5 "$name" "$CTL" targets
+	ASSERT_TRUE "$what: restored" unplant "$name"
+	ASSERT_EQ "$what: nothing was added" '{"targets":[]}' "$("$CTL" targets --json)"
+done <<EOF
+sf_info array 4 4096 1 value size 4096, expected $INFO_SIZE
+sf_info hash 4 $INFO_SIZE 1 map type hash, expected array
+sf_targets array 4 $TARGET_SIZE 8 max_entries 8, expected 64
+sf_streams hash 4 64 192 map type hash, expected array
+sf_config array 4 $((CONFIG_SIZE * 2)) 1 value size $((CONFIG_SIZE * 2)), expected $CONFIG_SIZE
+sf_cgrp_index hash 4 $INDEX_SIZE 64 key size 4, expected 8
+sf_pid_index hash 4 $((INDEX_SIZE + 8)) 64 value size $((INDEX_SIZE + 8)), expected $INDEX_SIZE
+EOF
+ASSERT_OK "every pin restored: show" "$CTL" show
+SNAP=$SNAP_LOADED
+ASSERT_BPFFS "every pin restored: /sys/fs/bpf as before" "$SNAP"
+
+######################################################################
 sf_log "--- a pid target ---"
 sf_traffic_start || sf_fail "traffic helper started"
 T=$TRAFFIC_PID

@@ -16,7 +16,8 @@
  *                whose seq == seq_end is whole too.
  *  proc_exit:    a watched child that exits is marked gone and unindexed.
  *
- * Uses the skeleton directly and pins nothing.
+ * Uses the skeleton directly and pins nothing; its maps are read and
+ * written through libsatfeed, as the tools do with the pins.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,6 +33,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "sf_common.h"
+#include "sf_pins.h"
+#include "sf_target.h"
 #include "satfeed.skel.h"
 #include "satfeed_test.skel.h"
 #include "window_math.h"
@@ -77,23 +80,24 @@ destroy:
 	return NULL;
 }
 
-static int reset_stream(struct satfeed_bpf *skel, __u32 slot, __u32 stream,
-			__u32 gen)
+/* The engine's maps as libsatfeed sees pins. */
+static bool engine_maps(struct satfeed_bpf *skel, struct sf_pins *p)
 {
-	struct satfeed_stream st = { .gen = gen };
-	__u32 key = slot * SATFEED_NR_STREAMS + stream;
+	char why[256];
+	int err = sf_pins_from_object(p, skel->obj, why, sizeof(why));
 
-	return bpf_map__update_elem(skel->maps.sf_streams, &key, sizeof(key),
-				    &st, sizeof(st), BPF_F_LOCK);
+	return ASSERT_TRUE(!err, "engine maps: %s", why);
 }
 
-static int read_stream(struct satfeed_bpf *skel, __u32 slot, __u32 stream,
+/* Locked through libsatfeed, or a lockless copy (the seq/seq_end check). */
+static int read_stream(const struct sf_pins *p, __u32 slot, __u32 stream,
 		       struct satfeed_stream *st, bool locked)
 {
-	__u32 key = slot * SATFEED_NR_STREAMS + stream;
+	__u32 key = satfeed_stream_key(slot, stream);
 
-	return bpf_map__lookup_elem(skel->maps.sf_streams, &key, sizeof(key),
-				    st, sizeof(*st), locked ? BPF_F_LOCK : 0);
+	if (locked)
+		return sf_stream_read(p, slot, stream, st);
+	return bpf_map_lookup_elem(p->streams_fd, &key, st) ? -errno : 0;
 }
 
 /* ---- window_feed ---- */
@@ -224,6 +228,7 @@ static void test_window_feed(__u32 shift)
 	__u32 n = 1U << shift, slot = 5;
 	struct satfeed_stream st;
 	struct satfeed_bpf *skel;
+	struct sf_pins p;
 	__u64 *x, now;
 	char name[96];
 
@@ -231,22 +236,23 @@ static void test_window_feed(__u32 shift)
 	skel = open_engine(shift, progs);
 	if (skel)
 		feeder = open_feeder(skel, shift);
-	if (!feeder || !x)
+	if (!feeder || !x || !engine_maps(skel, &p))
 		goto out;
 	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++)
-		ASSERT_OK(reset_stream(skel, slot, s, 1), "reset");
+		ASSERT_OK(sf_stream_reset(&p, slot, s, 1), "reset");
 
 	for (int k = 0; k < NR_KINDS; k++) {
 		/* as wait durations (poll stream: the sample is given) */
 		make_seq(k, x, n);
 		for (__u32 i = 0; i < n; i++)
 			feed(feeder, slot, SATFEED_STREAM_POLL, true, x[i]);
-		ASSERT_OK(read_stream(skel, slot, SATFEED_STREAM_POLL, &st,
+		ASSERT_OK(read_stream(&p, slot, SATFEED_STREAM_POLL, &st,
 				      true), "read");
 		snprintf(name, sizeof(name), "poll, %s, N=%u", kind_names[k],
 			 n);
 		ASSERT_EQ(st.published, k + 1, name);
-		window_matches(&st.hist[k % SATFEED_HISTORY], x, shift, name);
+		window_matches(satfeed_window_by_seq(&st, k + 1), x, shift,
+			       name);
 
 		/* as gaps between event times (send stream) */
 		if (k == OVER_CAP)
@@ -257,28 +263,28 @@ static void test_window_feed(__u32 shift)
 		 * the cap, so clamping is exercised here too) */
 		for (__u32 i = 0; i < n; i++)
 			x[i] %= 1ULL << 36;
-		ASSERT_OK(read_stream(skel, slot, SATFEED_STREAM_SEND, &st,
+		ASSERT_OK(read_stream(&p, slot, SATFEED_STREAM_SEND, &st,
 				      true), "read");
 		now = st.last_ns;
 		for (__u32 i = 0; i < n; i++) {
 			now += x[i];
 			feed(feeder, slot, SATFEED_STREAM_SEND, false, now);
 		}
-		ASSERT_OK(read_stream(skel, slot, SATFEED_STREAM_SEND, &st,
+		ASSERT_OK(read_stream(&p, slot, SATFEED_STREAM_SEND, &st,
 				      true), "read");
 		snprintf(name, sizeof(name), "send gaps, %s, N=%u",
 			 kind_names[k], n);
-		window_matches(&st.hist[(st.published - 1) % SATFEED_HISTORY],
-			       x, shift, name);
+		window_matches(satfeed_window_by_seq(&st, st.published), x,
+			       shift, name);
 		ASSERT_EQ(st.pending, 0, name);
 	}
 
 	/* an event older than the previous one is a zero gap, not a wrap */
-	ASSERT_OK(read_stream(skel, slot, SATFEED_STREAM_RECV, &st, true),
+	ASSERT_OK(read_stream(&p, slot, SATFEED_STREAM_RECV, &st, true),
 		  "read");
 	feed(feeder, slot, SATFEED_STREAM_RECV, false, 5000000);
 	feed(feeder, slot, SATFEED_STREAM_RECV, false, 4000000);
-	ASSERT_OK(read_stream(skel, slot, SATFEED_STREAM_RECV, &st, true),
+	ASSERT_OK(read_stream(&p, slot, SATFEED_STREAM_RECV, &st, true),
 		  "read");
 	ASSERT_EQ(st.last_ns, 5000000, "time never goes back");
 	ASSERT_EQ(st.acc_sum_ns, 0, "out-of-order gap counts as 0");
@@ -286,7 +292,7 @@ static void test_window_feed(__u32 shift)
 	/* a stale generation (slot reused) is ignored */
 	feeder->bss->sf_test_in.gen = 2;
 	syscall(SYS_getppid);
-	ASSERT_OK(read_stream(skel, slot, SATFEED_STREAM_RECV, &st, true),
+	ASSERT_OK(read_stream(&p, slot, SATFEED_STREAM_RECV, &st, true),
 		  "read");
 	ASSERT_EQ(st.calls, 2, "stale generation ignored");
 out:
@@ -302,7 +308,8 @@ out:
 static volatile int running;
 
 struct checker {
-	struct satfeed_bpf *skel;
+	struct sf_pins pins;
+	int slot;			/* this process's target slot */
 	__u32 shift;
 	__u64 locked_windows, lockless_windows, lockless_torn, bad;
 };
@@ -329,8 +336,8 @@ static void *reader(void *arg)
 
 	while (running) {
 		for (int locked = 0; locked < 2; locked++) {
-			if (read_stream(c->skel, 0, SATFEED_STREAM_SEND, &st,
-					locked))
+			if (read_stream(&c->pins, c->slot,
+					SATFEED_STREAM_SEND, &st, locked))
 				continue;
 			for (int i = 0; i < SATFEED_HISTORY; i++) {
 				const struct satfeed_window *w = &st.hist[i];
@@ -374,26 +381,17 @@ static void *talker(void *arg)
 	return NULL;
 }
 
-static int watch_self(struct satfeed_bpf *skel, __u32 slot)
+/* Watch this process through the same protocol as satfeedctl add. */
+static int watch_self(const struct sf_pins *p, int *slot)
 {
-	struct satfeed_index ix = { .slot = slot, .gen = 1,
-				    .sc_mask = SATFEED_SC_ALL };
-	struct satfeed_target t = { .kind = SATFEED_TARGET_PID,
-				    .id = getpid(), .gen = 1,
-				    .sc_mask = SATFEED_SC_ALL };
-	struct satfeed_config cfg = { .nr_pid_targets = 1 };
-	__u32 tgid = getpid(), zero = 0;
-	int err = 0;
+	struct sf_selector self = { .kind = SATFEED_TARGET_PID,
+				    .id = getpid() };
+	char why[512];
+	int err;
 
-	cfg.pid_slot[tgid % SATFEED_PID_SLOTS] = slot + 1;
-	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++)
-		err |= reset_stream(skel, slot, s, 1);
-	err |= bpf_map__update_elem(skel->maps.sf_targets, &slot, 4, &t,
-				    sizeof(t), 0);
-	err |= bpf_map__update_elem(skel->maps.sf_config, &zero, 4, &cfg,
-				    sizeof(cfg), 0);
-	err |= bpf_map__update_elem(skel->maps.sf_pid_index, &tgid, 4, &ix,
-				    sizeof(ix), 0);
+	err = sf_target_add(p, &self, SATFEED_SC_ALL, slot, why, sizeof(why));
+	if (err)
+		fprintf(stderr, "watch self: %s\n", why);
 	return err;
 }
 
@@ -404,14 +402,16 @@ static void test_concurrency(void)
 	const __u32 shift = SATFEED_WINDOW_SHIFT;
 	struct checker c = { .shift = shift };
 	struct satfeed_stream st;
+	struct satfeed_bpf *skel;
 	pthread_t t[2], r;
 	void *rv;
 	int fails = 0;
 
-	c.skel = open_engine(shift, progs);
-	if (!c.skel)
+	skel = open_engine(shift, progs);
+	if (!skel)
 		return;
-	if (!ASSERT_OK(watch_self(c.skel, 0), "watch self"))
+	if (!engine_maps(skel, &c.pins) ||
+	    !ASSERT_OK(watch_self(&c.pins, &c.slot), "watch self"))
 		goto destroy;
 	running = 1;
 	pthread_create(&r, NULL, reader, &c);
@@ -432,7 +432,7 @@ static void test_concurrency(void)
 								 calls - 1;
 		char what[64];
 
-		ASSERT_OK(read_stream(c.skel, 0, s, &st, true), "read");
+		ASSERT_OK(read_stream(&c.pins, c.slot, s, &st, true), "read");
 		snprintf(what, sizeof(what), "%s calls counted",
 			 sf_stream_names[s]);
 		ASSERT_EQ(st.calls, calls, what);
@@ -450,7 +450,7 @@ static void test_concurrency(void)
 	ASSERT_TRUE(c.locked_windows > 0, "reader saw no window");
 	ASSERT_EQ(c.bad, 0, "torn windows seen by the reader");
 destroy:
-	satfeed_bpf__destroy(c.skel);
+	satfeed_bpf__destroy(skel);
 }
 
 /* ---- proc_exit ---- */

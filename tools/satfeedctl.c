@@ -2,28 +2,25 @@
 /*
  * satfeedctl - the tiny CLI: watch targets and read satfeed's windows.
  *
- * Opens the pins only (no skeleton, no program loading).  Streams are read
- * with BPF_F_LOCK, i.e. under the same spin lock the engine holds while it
- * closes a window, so every window printed is whole.  add/remove serialise
- * on an flock of the pin root, so two satfeedctl never pick the same slot.
+ * Opens the pins only (no skeleton, no program loading), through libsatfeed
+ * (tools/lib): every pin's shape is checked before it is read, streams are
+ * read under the engine's spin lock so every window printed is whole, and
+ * add/remove run the target protocol under the pin root's lock.  This file
+ * is the command line and the output formats.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/magic.h>
-#include <bpf/bpf.h>
 #include "sf_common.h"
+#include "sf_pins.h"
+#include "sf_target.h"
 
 #define PROG "satfeedctl"
 
@@ -70,16 +67,24 @@ static const char usage[] =
 "\n"
 "EXIT STATUS\n"
 "  0 ok; 1 runtime error; 2 bad argument; 3 satfeed not loaded;\n"
-"  4 permission denied; 5 ABI mismatch; 6 unknown or vanished target;\n"
-"  7 target table full; 8 target already watched.\n"
+"  4 permission denied; 5 ABI mismatch (another engine version, or a pin\n"
+"  whose map type or sizes are not satfeed's); 6 unknown or vanished\n"
+"  target; 7 target table full; 8 target already watched.\n"
 "\n"
 "EXAMPLES\n"
 "  satfeedctl add --pid $(pidof memcached) --send sendmsg --recv read\n"
 "  satfeedctl add --cgroup /sys/fs/cgroup/system.slice/nginx.service\n"
 "  satfeedctl show --json\n";
 
-static const char *root = SATFEED_DEFAULT_ROOT;
-static char reason[512];
+/* Everything the command line says, parsed before any pin is opened. */
+struct args {
+	struct sf_selector sel;	/* --pid / --cgroup; FREE with --all */
+	bool all;		/* --all */
+	bool json;		/* --json */
+	__u32 sc_mask;		/* syscalls that count (add) */
+	double interval;	/* --interval, seconds */
+	long count;		/* --count, 0: until interrupted */
+};
 
 static int fail(int code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -98,14 +103,7 @@ static int fail(int code, const char *fmt, ...)
 
 /* ---- target selection ---- */
 
-struct selector {
-	__u32 kind;		/* SATFEED_TARGET_FREE: none given */
-	__u64 id;
-	int level;		/* cgroup depth below the cgroup2 root */
-	char path[96];		/* cgroup path relative to the mount */
-};
-
-static int parse_pid(const char *arg, struct selector *sel)
+static int parse_pid(const char *arg, struct sf_selector *sel)
 {
 	char *end;
 	long v;
@@ -119,387 +117,44 @@ static int parse_pid(const char *arg, struct selector *sel)
 	return 0;
 }
 
-static int cgroup_id(const char *path, __u64 *id)
+static int parse_cgroup(const char *arg, struct sf_selector *sel)
 {
-	struct {
-		struct file_handle fh;
-		__u64 cgid;
-	} h = { .fh.handle_bytes = sizeof(__u64) };
-	int mount_id;
+	char why[512];
+	int err = sf_selector_cgroup(arg, sel, why, sizeof(why));
 
-	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0))
-		return -errno;
-	*id = h.cgid;
-	return 0;
+	return err ? fail(err, "%s", why) : 0;
 }
 
-static int parse_cgroup(const char *arg, struct selector *sel)
+/* ---- changing the target table ---- */
+
+static int cmd_add(struct sf_pins *p, const struct args *a)
 {
-	char real[PATH_MAX], up[PATH_MAX], *slash;
-	struct statfs sfs;
-	struct stat st;
-	int level = 0, err;
+	char why[512];
+	int slot, err;
 
-	if (!realpath(arg, real))
-		return fail(SF_EXIT_TARGET, "%s: %s", arg, strerror(errno));
-	if (stat(real, &st) || !S_ISDIR(st.st_mode))
-		return fail(SF_EXIT_USAGE, "%s is not a directory", arg);
-	if (statfs(real, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC)
-		return fail(SF_EXIT_USAGE, "%s is not a cgroup v2 directory",
-			    arg);
-	/* depth: walk up while the parent is still the same cgroup2 mount */
-	snprintf(up, sizeof(up), "%s", real);
-	while ((slash = strrchr(up, '/')) && slash != up) {
-		struct stat pst;
-
-		*slash = '\0';
-		if (statfs(up, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC ||
-		    stat(up, &pst) || pst.st_dev != st.st_dev)
-			break;
-		level++;
-	}
-	err = cgroup_id(real, &sel->id);
+	err = sf_target_add(p, &a->sel, a->sc_mask, &slot, why, sizeof(why));
 	if (err)
-		return fail(SF_EXIT_ERROR, "cannot get the cgroup id of %s: %s",
-			    arg, strerror(-err));
-	sel->kind = SATFEED_TARGET_CGROUP;
-	sel->level = level;
-	/* the part below the mount point: the last `level` components */
-	slash = real + strlen(real);
-	for (int i = 0; i < level && slash > real; i++)
-		while (--slash > real && *slash != '/')
-			;
-	snprintf(sel->path, sizeof(sel->path), "%s", level ? slash : "/");
-	return 0;
-}
-
-static bool pid_alive(__u64 pid)
-{
-	return !kill((pid_t)pid, 0) || errno == EPERM;
-}
-
-/* ---- reading ---- */
-
-static int read_target(struct sf_pins *p, __u32 slot, struct satfeed_target *t)
-{
-	return bpf_map_lookup_elem(p->targets_fd, &slot, t) ? -errno : 0;
-}
-
-static int read_stream(struct sf_pins *p, __u32 slot, __u32 stream,
-		       struct satfeed_stream *s)
-{
-	__u32 key = slot * SATFEED_NR_STREAMS + stream;
-
-	return bpf_map_lookup_elem_flags(p->streams_fd, &key, s, BPF_F_LOCK) ?
-		       -errno : 0;
-}
-
-static const struct satfeed_window *latest(const struct satfeed_stream *s)
-{
-	if (!s->published)
-		return NULL;
-	return &s->hist[(s->published - 1) % SATFEED_HISTORY];
-}
-
-static bool target_gone(const struct satfeed_target *t)
-{
-	if (t->state == SATFEED_STATE_GONE)
-		return true;
-	return t->kind == SATFEED_TARGET_PID && !pid_alive(t->id);
-}
-
-static bool matches(const struct satfeed_target *t, const struct selector *sel)
-{
-	return sel->kind == SATFEED_TARGET_FREE ||
-	       (t->kind == sel->kind && t->id == sel->id);
-}
-
-/* ---- config upkeep (caller holds the root lock) ---- */
-
-static int rebuild_config(struct sf_pins *p)
-{
-	struct satfeed_config cfg = {};
-	__u32 zero = 0, levels[64] = {};
-	int n;
-
-	for (__u32 slot = 0; slot < p->info.max_targets; slot++) {
-		struct satfeed_target t;
-
-		if (read_target(p, slot, &t) || t.kind == SATFEED_TARGET_FREE)
-			continue;
-		if (t.kind == SATFEED_TARGET_PID) {
-			cfg.nr_pid_targets++;
-			__u8 *v = &cfg.pid_slot[t.id % SATFEED_PID_SLOTS];
-
-			*v = *v ? SATFEED_PID_SLOT_SHARED : slot + 1;
-		} else {
-			cfg.nr_cgroup_targets++;
-			levels[t.level % 64] = 1;
-		}
-	}
-	n = 0;
-	for (int l = 63; l >= 0; l--) {
-		if (!levels[l])
-			continue;
-		if (n == SATFEED_MAX_CGROUP_LEVELS)
-			return -E2BIG;
-		cfg.cgroup_level[n++] = l;
-	}
-	cfg.nr_cgroup_levels = n;
-	return bpf_map_update_elem(p->config_fd, &zero, &cfg, 0) ? -errno : 0;
-}
-
-static int lock_root(void)
-{
-	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	if (flock(fd, LOCK_EX)) {
-		close(fd);
-		return -errno;
-	}
-	return fd;
-}
-
-static int find_slot(struct sf_pins *p, const struct selector *sel,
-		     struct satfeed_target *out)
-{
-	for (__u32 slot = 0; slot < p->info.max_targets; slot++) {
-		struct satfeed_target t;
-
-		if (read_target(p, slot, &t))
-			return -errno;
-		if (t.kind != SATFEED_TARGET_FREE && matches(&t, sel) &&
-		    sel->kind) {
-			if (out)
-				*out = t;
-			return slot;
-		}
-	}
-	return -ENOENT;
-}
-
-static int remove_slot(struct sf_pins *p, __u32 slot, struct satfeed_target *t)
-{
-	__u64 key64 = t->id;
-	__u32 key32 = t->id;
-
-	if (t->kind == SATFEED_TARGET_PID)
-		bpf_map_delete_elem(p->pid_index_fd, &key32);
-	else
-		bpf_map_delete_elem(p->cgrp_index_fd, &key64);
-	t->kind = SATFEED_TARGET_FREE;
-	key32 = slot;
-	return bpf_map_update_elem(p->targets_fd, &key32, t, 0) ? -errno : 0;
-}
-
-static int cmd_add(struct sf_pins *p, struct selector *sel, __u32 mask)
-{
-	struct satfeed_index ix;
-	struct satfeed_target t;
-	int lockfd, slot = -1, gone_slot = -1, err;
-	__u64 key64;
-	__u32 key32;
-
-	if (sel->kind == SATFEED_TARGET_PID) {
-		char path[64], line[256];
-		long tgid = -1;
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/%llu/status",
-			 (unsigned long long)sel->id);
-		f = fopen(path, "r");
-		if (!f)
-			return fail(SF_EXIT_TARGET, "no process with pid %llu",
-				    (unsigned long long)sel->id);
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "Tgid: %ld", &tgid) == 1)
-				break;
-		fclose(f);
-		if (tgid != (long)sel->id)
-			return fail(SF_EXIT_USAGE, "%llu is a thread of process %ld; watch %ld",
-				    (unsigned long long)sel->id, tgid, tgid);
-	}
-	lockfd = lock_root();
-	if (lockfd < 0)
-		return fail(SF_EXIT_ERROR, "cannot lock %s: %s", root,
-			    strerror(-lockfd));
-	slot = find_slot(p, sel, &t);
-	if (slot >= 0 && target_gone(&t)) {
-		/* a pid that exited and came back: a new process, a new slot */
-		if (remove_slot(p, slot, &t)) {
-			err = fail(SF_EXIT_ERROR, "cannot free the slot of exited pid %llu: %s",
-				   (unsigned long long)sel->id, strerror(errno));
-			goto unlock;
-		}
-	} else if (slot >= 0) {
-		err = fail(SF_EXIT_EXISTS, "%s %llu is already watched",
-			   sel->kind == SATFEED_TARGET_PID ? "pid" : "cgroup",
-			   (unsigned long long)sel->id);
-		goto unlock;
-	}
-	slot = -1;
-	for (__u32 i = 0; i < p->info.max_targets; i++) {
-		if (read_target(p, i, &t)) {
-			err = fail(SF_EXIT_ERROR, "cannot read targets: %s",
-				   strerror(errno));
-			goto unlock;
-		}
-		if (t.kind == SATFEED_TARGET_FREE) {
-			slot = i;
-			break;
-		}
-		/* a target whose process exited keeps its slot only while
-		 * there is room: its final windows are still readable */
-		if (gone_slot < 0 && target_gone(&t))
-			gone_slot = i;
-	}
-	if (slot < 0 && gone_slot >= 0) {
-		if (read_target(p, gone_slot, &t) ||
-		    remove_slot(p, gone_slot, &t)) {
-			err = fail(SF_EXIT_ERROR, "cannot free slot %d: %s",
-				   gone_slot, strerror(errno));
-			goto unlock;
-		}
-		slot = gone_slot;
-	}
-	if (slot < 0) {
-		err = fail(SF_EXIT_FULL, "the target table is full (%u targets); remove one first",
-			   p->info.max_targets);
-		goto unlock;
-	}
-	t = (struct satfeed_target){
-		.kind = sel->kind,
-		.id = sel->id,
-		.gen = t.gen + 1,
-		.sc_mask = mask,
-		.added_ns = sf_now_mono_ns(),
-	};
-	if (sel->kind == SATFEED_TARGET_PID) {
-		char path[64];
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/%llu/comm",
-			 (unsigned long long)sel->id);
-		f = fopen(path, "r");
-		if (f) {
-			if (fgets(t.comm, sizeof(t.comm), f))
-				t.comm[strcspn(t.comm, "\n")] = '\0';
-			fclose(f);
-		}
-	} else {
-		snprintf(t.path, sizeof(t.path), "%s", sel->path);
-		t.level = sel->level;
-	}
-	/* fresh streams for the new generation, written under their locks */
-	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
-		struct satfeed_stream st = { .gen = t.gen };
-		__u32 key = slot * SATFEED_NR_STREAMS + s;
-
-		if (bpf_map_update_elem(p->streams_fd, &key, &st, BPF_F_LOCK)) {
-			err = fail(SF_EXIT_ERROR, "cannot reset streams: %s",
-				   strerror(errno));
-			goto unlock;
-		}
-	}
-	key32 = slot;
-	if (bpf_map_update_elem(p->targets_fd, &key32, &t, 0)) {
-		err = fail(SF_EXIT_ERROR, "cannot write target: %s",
-			   strerror(errno));
-		goto unlock;
-	}
-	err = rebuild_config(p);
-	if (err) {
-		if (err == -E2BIG)
-			err = fail(SF_EXIT_USAGE, "cgroup targets may sit at %d distinct depths at most",
-				   SATFEED_MAX_CGROUP_LEVELS);
-		else
-			err = fail(SF_EXIT_ERROR, "cannot write the config: %s",
-				   strerror(-err));
-		goto free_slot;
-	}
-	ix = (struct satfeed_index){ .slot = slot, .gen = t.gen,
-				     .sc_mask = mask };
-	if (sel->kind == SATFEED_TARGET_PID) {
-		key32 = sel->id;
-		err = bpf_map_update_elem(p->pid_index_fd, &key32, &ix,
-					  BPF_NOEXIST);
-	} else {
-		key64 = sel->id;
-		err = bpf_map_update_elem(p->cgrp_index_fd, &key64, &ix,
-					  BPF_NOEXIST);
-	}
-	if (err) {
-		err = fail(SF_EXIT_ERROR, "cannot index the target: %s",
-			   strerror(errno));
-		goto free_slot;
-	}
-	/* it may have exited before the index entry could see its exit */
-	if (sel->kind == SATFEED_TARGET_PID && !pid_alive(sel->id)) {
-		key32 = sel->id;
-		bpf_map_delete_elem(p->pid_index_fd, &key32);
-		err = fail(SF_EXIT_TARGET, "process %llu exited while being added",
-			   (unsigned long long)sel->id);
-		goto free_slot;
-	}
-	printf("watching %s %s%llu%s in slot %d\n",
-	       sel->kind == SATFEED_TARGET_PID ? "pid" : "cgroup",
-	       sel->kind == SATFEED_TARGET_PID ? "" : "id ",
-	       (unsigned long long)sel->id,
-	       sel->kind == SATFEED_TARGET_PID ? "" : "", slot);
-	close(lockfd);
+		return fail(err, "%s", why);
+	printf("watching %s %s%llu in slot %d\n",
+	       a->sel.kind == SATFEED_TARGET_PID ? "pid" : "cgroup",
+	       a->sel.kind == SATFEED_TARGET_PID ? "" : "id ",
+	       (unsigned long long)a->sel.id, slot);
 	return SF_EXIT_OK;
-free_slot:
-	key32 = slot;
-	t.kind = SATFEED_TARGET_FREE;
-	bpf_map_update_elem(p->targets_fd, &key32, &t, 0);
-	rebuild_config(p);
-unlock:
-	close(lockfd);
-	return err;
 }
 
-static int cmd_remove(struct sf_pins *p, struct selector *sel, bool all)
+static int cmd_remove(struct sf_pins *p, const struct args *a)
 {
-	struct satfeed_target t;
-	int lockfd, slot, err = SF_EXIT_OK, n = 0;
+	const struct sf_selector every = {};
+	char why[512];
+	int n, err;
 
-	lockfd = lock_root();
-	if (lockfd < 0)
-		return fail(SF_EXIT_ERROR, "cannot lock %s: %s", root,
-			    strerror(-lockfd));
-	if (all) {
-		for (__u32 i = 0; i < p->info.max_targets; i++) {
-			if (read_target(p, i, &t) ||
-			    t.kind == SATFEED_TARGET_FREE)
-				continue;
-			if (remove_slot(p, i, &t))
-				err = SF_EXIT_ERROR;
-			n++;
-		}
-	} else {
-		slot = find_slot(p, sel, &t);
-		if (slot < 0) {
-			err = fail(SF_EXIT_TARGET, "%s %llu is not watched",
-				   sel->kind == SATFEED_TARGET_PID ? "pid" :
-								     "cgroup",
-				   (unsigned long long)sel->id);
-			goto unlock;
-		}
-		if (remove_slot(p, slot, &t))
-			err = SF_EXIT_ERROR;
-		n = 1;
-	}
-	if (rebuild_config(p))
-		err = SF_EXIT_ERROR;
+	/* --all wins over a --pid or --cgroup given with it */
+	err = sf_target_remove(p, a->all ? &every : &a->sel, &n, why,
+			       sizeof(why));
 	if (err)
-		fail(err, "cannot remove: %s", strerror(errno));
-	else
-		printf("removed %d target%s\n", n, n == 1 ? "" : "s");
-unlock:
-	close(lockfd);
-	return err;
+		return fail(err, "%s", why);
+	printf("removed %d target%s\n", n, n == 1 ? "" : "s");
+	return SF_EXIT_OK;
 }
 
 /* ---- output ---- */
@@ -535,7 +190,7 @@ static void json_window(const struct satfeed_window *w)
 static void json_stream(const char *name, __u32 stream,
 			const struct satfeed_stream *s, __u32 n)
 {
-	const struct satfeed_window *w = latest(s);
+	const struct satfeed_window *w = satfeed_newest_window(s);
 	__u64 first;
 
 	printf("\"%s\":{\"seq\":%llu,\"samples\":%u,\"pending\":%llu,"
@@ -568,7 +223,7 @@ static void json_stream(const char *name, __u32 stream,
 	for (__u64 seq = first; seq <= s->published; seq++) {
 		if (seq != first)
 			putchar(',');
-		json_window(&s->hist[(seq - 1) % SATFEED_HISTORY]);
+		json_window(satfeed_window_by_seq(s, seq));
 	}
 	printf("]}");
 }
@@ -587,7 +242,7 @@ static void json_target_head(__u32 slot, const struct satfeed_target *t)
 	}
 	sf_format_syscalls(t->sc_mask, mask, sizeof(mask));
 	printf(",\"state\":\"%s\",\"syscalls\":\"%s\"",
-	       target_gone(t) ? "gone" : "active", mask);
+	       sf_target_gone(t) ? "gone" : "active", mask);
 }
 
 static void fmt_us(char *buf, size_t len, const struct satfeed_window *w,
@@ -608,7 +263,7 @@ static void target_label(char *buf, size_t len, const struct satfeed_target *t)
 {
 	if (t->kind == SATFEED_TARGET_PID)
 		snprintf(buf, len, "pid %llu %s%s", (unsigned long long)t->id,
-			 t->comm, target_gone(t) ? " (gone)" : "");
+			 t->comm, sf_target_gone(t) ? " (gone)" : "");
 	else
 		snprintf(buf, len, "cgroup %s", t->path);
 }
@@ -623,7 +278,7 @@ static void ago(char *buf, size_t len, __u64 last)
 		snprintf(buf, len, "%.1fs", now > last ? (now - last) / 1e9 : 0);
 }
 
-static int show(struct sf_pins *p, const struct selector *sel, bool json,
+static int show(struct sf_pins *p, const struct sf_selector *sel, bool json,
 		bool trend)
 {
 	static const char spark[] = " .:-=+*#%@";
@@ -647,13 +302,14 @@ static int show(struct sf_pins *p, const struct selector *sel, bool json,
 		struct satfeed_target t;
 		char label[160];
 
-		if (read_target(p, slot, &t))
+		if (sf_target_read(p, slot, &t))
 			return fail(SF_EXIT_ERROR, "cannot read targets: %s",
 				    strerror(errno));
-		if (t.kind == SATFEED_TARGET_FREE || !matches(&t, sel))
+		if (t.kind == SATFEED_TARGET_FREE ||
+		    !sf_target_matches(&t, sel))
 			continue;
 		for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++)
-			if (read_stream(p, slot, s, &st[s]))
+			if (sf_stream_read(p, slot, s, &st[s]))
 				return fail(SF_EXIT_ERROR,
 					    "cannot read streams: %s",
 					    strerror(errno));
@@ -674,7 +330,7 @@ static int show(struct sf_pins *p, const struct selector *sel, bool json,
 		}
 		target_label(label, sizeof(label), &t);
 		for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
-			const struct satfeed_window *w = latest(&st[s]);
+			const struct satfeed_window *w = satfeed_newest_window(&st[s]);
 			char mean[32], sd[32], rate[32], last[32];
 
 			fmt_us(mean, sizeof(mean), w, false);
@@ -702,7 +358,7 @@ static int show(struct sf_pins *p, const struct selector *sel, bool json,
 					       st[s].published - 7 : 1;
 			     q && q <= st[s].published; q++) {
 				const struct satfeed_window *h =
-					&st[s].hist[(q - 1) % SATFEED_HISTORY];
+					satfeed_window_by_seq(&st[s], q);
 
 				v[n] = s == SATFEED_STREAM_POLL ? h->mean_ns :
 								  h->rate_milli;
@@ -727,15 +383,20 @@ static int show(struct sf_pins *p, const struct selector *sel, bool json,
 		return fail(SF_EXIT_TARGET, "%s %llu is not watched",
 			    sel->kind == SATFEED_TARGET_PID ? "pid" : "cgroup",
 			    (unsigned long long)sel->id);
-	if (sel->kind == SATFEED_TARGET_PID && !pid_alive(sel->id))
+	if (sel->kind == SATFEED_TARGET_PID && !sf_pid_alive(sel->id))
 		return fail(SF_EXIT_TARGET, "pid %llu has exited",
 			    (unsigned long long)sel->id);
 	return SF_EXIT_OK;
 }
 
-static int cmd_targets(struct sf_pins *p, bool json)
+static int cmd_show(struct sf_pins *p, const struct args *a)
 {
-	bool first = true;
+	return show(p, &a->sel, a->json, false);
+}
+
+static int cmd_targets(struct sf_pins *p, const struct args *a)
+{
+	bool json = a->json, first = true;
 
 	if (json)
 		printf("{\"targets\":[");
@@ -746,7 +407,7 @@ static int cmd_targets(struct sf_pins *p, bool json)
 		struct satfeed_target t;
 		char mask[256];
 
-		if (read_target(p, slot, &t))
+		if (sf_target_read(p, slot, &t))
 			return fail(SF_EXIT_ERROR, "cannot read targets: %s",
 				    strerror(errno));
 		if (t.kind == SATFEED_TARGET_FREE)
@@ -763,7 +424,7 @@ static int cmd_targets(struct sf_pins *p, bool json)
 		       t.kind == SATFEED_TARGET_PID ? "pid" : "cgroup",
 		       (unsigned long long)t.id,
 		       t.kind == SATFEED_TARGET_PID ? t.comm : t.path,
-		       target_gone(&t) ? "gone" : "active", mask);
+		       sf_target_gone(&t) ? "gone" : "active", mask);
 	}
 	if (json)
 		printf("]}\n");
@@ -777,9 +438,11 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static int cmd_watch(struct sf_pins *p, double interval, long count)
+static int cmd_watch(struct sf_pins *p, const struct args *a)
 {
-	struct selector all = {};
+	struct sf_selector all = {};
+	double interval = a->interval;
+	long count = a->count;
 	struct timespec ts = {
 		.tv_sec = (time_t)interval,
 		.tv_nsec = (long)((interval - (time_t)interval) * 1e9),
@@ -793,7 +456,7 @@ static int cmd_watch(struct sf_pins *p, double interval, long count)
 			printf("\033[H\033[2J");
 		printf("satfeed %s, window %u samples — %s\n",
 		       sf_attach_name(p->info.attach_mode),
-		       p->info.window_samples, root);
+		       p->info.window_samples, p->root);
 		err = show(p, &all, false, true);
 		fflush(stdout);
 		if (err)
@@ -804,67 +467,98 @@ static int cmd_watch(struct sf_pins *p, double interval, long count)
 	return err;
 }
 
-int main(int argc, char **argv)
+/* ---- the command table ---- */
+
+enum cmd_flags {
+	CMD_TARGET = 1 << 0,	/* needs --pid or --cgroup */
+	CMD_ALL = 1 << 1,	/* ... or --all */
+	CMD_FAMILIES = 1 << 2,	/* takes --send, --recv, --poll */
+};
+
+struct cmd {
+	const char *cmd;
+	int (*func)(struct sf_pins *p, const struct args *a);
+	unsigned int flags;
+};
+
+static const struct cmd cmds[] = {
+	{ "add", cmd_add, CMD_TARGET | CMD_FAMILIES },
+	{ "remove", cmd_remove, CMD_TARGET | CMD_ALL },
+	{ "targets", cmd_targets, 0 },
+	{ "show", cmd_show, 0 },
+	{ "watch", cmd_watch, 0 },
+};
+
+#define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static const struct cmd *cmd_select(const char *name)
 {
-	static const struct option long_opts[] = {
-		{ "bpffs", required_argument, NULL, 'b' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "cgroup", required_argument, NULL, 'c' },
-		{ "send", required_argument, NULL, 'S' },
-		{ "recv", required_argument, NULL, 'R' },
-		{ "poll", required_argument, NULL, 'P' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
-	__u32 fam_mask[SATFEED_NR_STREAMS], mask = 0;
-	bool json = false, all = false, fam_set[SATFEED_NR_STREAMS] = {};
-	struct selector sel = {};
-	double interval = 1.0;
-	const char *cmd = NULL;
-	struct sf_pins pins;
-	long count = 0;
+	for (size_t i = 0; i < NR_CMDS; i++)
+		if (!strcmp(cmds[i].cmd, name))
+			return &cmds[i];
+	return NULL;
+}
+
+static int no_command(void)
+{
+	char list[128] = "";
+	size_t off = 0;
+
+	for (size_t i = 0; i < NR_CMDS && off < sizeof(list); i++)
+		off += snprintf(list + off, sizeof(list) - off, "%s%s",
+				i ? ", " : "", cmds[i].cmd);
+	return fail(SF_EXIT_USAGE, "a command is required (%s); see --help",
+		    list);
+}
+
+static const struct option long_opts[] = {
+	{ "bpffs", required_argument, NULL, 'b' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "cgroup", required_argument, NULL, 'c' },
+	{ "send", required_argument, NULL, 'S' },
+	{ "recv", required_argument, NULL, 'R' },
+	{ "poll", required_argument, NULL, 'P' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "all", no_argument, NULL, 'a' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "count", required_argument, NULL, 'n' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+/* --help (exit 0) or an option getopt refused (exit 2). */
+static int help_or_usage(int opt)
+{
+	if (opt == 'h') {
+		fputs(usage, stdout);
+		return SF_EXIT_OK;
+	}
+	fputs("Try 'satfeedctl --help'.\n", stderr);
+	return SF_EXIT_USAGE;
+}
+
+/*
+ * The options after the command.  Returns -1 when they are all good, else
+ * the exit status (0 for --help).
+ */
+static int parse_args(int argc, char **argv, const struct cmd *c,
+		      struct args *a)
+{
+	__u32 fam_mask[SATFEED_NR_STREAMS];
+	bool fam_set[SATFEED_NR_STREAMS] = {};
 	char *end;
 	int opt, err;
 
-	while ((opt = getopt_long(argc, argv, "+b:h", long_opts, NULL)) != -1) {
-		switch (opt) {
-		case 'b':
-			for (size_t n = strlen(optarg);
-			     n > 1 && optarg[n - 1] == '/';)
-				optarg[--n] = '\0';
-			root = optarg;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return SF_EXIT_OK;
-		default:
-			fputs("Try 'satfeedctl --help'.\n", stderr);
-			return SF_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc)
-		return fail(SF_EXIT_USAGE, "a command is required (add, remove, targets, show, watch); see --help");
-	cmd = argv[optind];
-	if (strcmp(cmd, "add") && strcmp(cmd, "remove") &&
-	    strcmp(cmd, "targets") && strcmp(cmd, "show") &&
-	    strcmp(cmd, "watch"))
-		return fail(SF_EXIT_USAGE, "unknown command '%s'; see --help",
-			    cmd);
-	optind++;
 	while ((opt = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
 		int fam = -1;
 
 		switch (opt) {
 		case 'p':
 		case 'c':
-			if (sel.kind)
+			if (a->sel.kind)
 				return fail(SF_EXIT_USAGE, "give one --pid or --cgroup");
-			err = opt == 'p' ? parse_pid(optarg, &sel) :
-					   parse_cgroup(optarg, &sel);
+			err = opt == 'p' ? parse_pid(optarg, &a->sel) :
+					   parse_cgroup(optarg, &a->sel);
 			if (err)
 				return err;
 			break;
@@ -878,30 +572,28 @@ int main(int argc, char **argv)
 			fam = SATFEED_STREAM_POLL;
 			break;
 		case 'j':
-			json = true;
+			a->json = true;
 			break;
 		case 'a':
-			all = true;
+			a->all = true;
 			break;
 		case 'i':
-			interval = strtod(optarg, &end);
-			if (*end || !(interval >= 0.05 && interval <= 3600))
+			a->interval = strtod(optarg, &end);
+			if (*end ||
+			    !(a->interval >= 0.05 && a->interval <= 3600))
 				return fail(SF_EXIT_USAGE, "--interval must be 0.05 to 3600 seconds");
 			break;
 		case 'n':
-			count = strtol(optarg, &end, 10);
-			if (*end || count < 1)
+			a->count = strtol(optarg, &end, 10);
+			if (*end || a->count < 1)
 				return fail(SF_EXIT_USAGE, "--count must be a positive integer");
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			return SF_EXIT_OK;
 		default:
-			fputs("Try 'satfeedctl --help'.\n", stderr);
-			return SF_EXIT_USAGE;
+			return help_or_usage(opt);
 		}
 		if (fam >= 0) {
-			if (sf_parse_syscalls(PROG, optarg, fam, &fam_mask[fam]))
+			if (sf_parse_syscalls(PROG, optarg, fam,
+					      &fam_mask[fam]))
 				return SF_EXIT_USAGE;
 			fam_set[fam] = true;
 		}
@@ -909,34 +601,59 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		return fail(SF_EXIT_USAGE, "unexpected argument '%s'",
 			    argv[optind]);
-	if (!strcmp(cmd, "add") || !strcmp(cmd, "remove")) {
-		if (!sel.kind && !(all && !strcmp(cmd, "remove")))
-			return fail(SF_EXIT_USAGE, "%s needs --pid PID or --cgroup DIR",
-				    cmd);
-	}
+	if ((c->flags & CMD_TARGET) && !a->sel.kind &&
+	    !(a->all && (c->flags & CMD_ALL)))
+		return fail(SF_EXIT_USAGE, "%s needs --pid PID or --cgroup DIR",
+			    c->cmd);
 	for (int f = 0; f < SATFEED_NR_STREAMS; f++) {
-		if (fam_set[f] && strcmp(cmd, "add"))
+		if (fam_set[f] && !(c->flags & CMD_FAMILIES))
 			return fail(SF_EXIT_USAGE, "--%s only applies to add",
 				    sf_stream_names[f]);
 		for (int i = 0; i < SATFEED_NR_SYSCALLS; i++)
-			if (sf_syscalls[i].family == f && sf_syscalls[i].nr >= 0 &&
+			if (sf_syscalls[i].family == f &&
+			    sf_syscalls[i].nr >= 0 &&
 			    (!fam_set[f] || (fam_mask[f] & (1U << i))))
-				mask |= 1U << i;
+				a->sc_mask |= 1U << i;
 	}
+	return -1;
+}
 
-	err = sf_pins_open(&pins, root, reason, sizeof(reason));
+int main(int argc, char **argv)
+{
+	struct args a = { .interval = 1.0 };
+	const char *root = SATFEED_DEFAULT_ROOT;
+	const struct cmd *c;
+	struct sf_pins pins;
+	char why[512];
+	int opt, err;
+
+	while ((opt = getopt_long(argc, argv, "+b:h", long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'b':
+			for (size_t n = strlen(optarg);
+			     n > 1 && optarg[n - 1] == '/';)
+				optarg[--n] = '\0';
+			root = optarg;
+			break;
+		default:
+			return help_or_usage(opt);
+		}
+	}
+	if (optind >= argc)
+		return no_command();
+	c = cmd_select(argv[optind]);
+	if (!c)
+		return fail(SF_EXIT_USAGE, "unknown command '%s'; see --help",
+			    argv[optind]);
+	optind++;
+	err = parse_args(argc, argv, c, &a);
+	if (err >= 0)
+		return err;
+
+	err = sf_pins_open(&pins, root, why, sizeof(why));
 	if (err)
-		return fail(err, "%s", reason);
-	if (!strcmp(cmd, "add"))
-		err = cmd_add(&pins, &sel, mask);
-	else if (!strcmp(cmd, "remove"))
-		err = cmd_remove(&pins, &sel, all);
-	else if (!strcmp(cmd, "targets"))
-		err = cmd_targets(&pins, json);
-	else if (!strcmp(cmd, "show"))
-		err = show(&pins, &sel, json, false);
-	else
-		err = cmd_watch(&pins, interval, count);
+		return fail(err, "%s", why);
+	err = c->func(&pins, &a);
 	sf_pins_close(&pins);
 	return err;
 }

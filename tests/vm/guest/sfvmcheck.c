@@ -51,7 +51,7 @@ static void bad(const char *fmt, ...)
 static void read_stream(unsigned int slot, int s, struct satfeed_stream *st)
 {
 	char path[512];
-	__u32 key = slot * SATFEED_NR_STREAMS + s;
+	__u32 key = satfeed_stream_key(slot, s);
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", root, SATFEED_PIN_STREAMS);
@@ -114,7 +114,7 @@ static const struct satfeed_window *hist(const struct satfeed_stream *st,
 	if (!seq || seq > st->published ||
 	    st->published - seq >= SATFEED_HISTORY)
 		return NULL;
-	w = &st->hist[(seq - 1) % SATFEED_HISTORY];
+	w = satfeed_window_by_seq(st, seq);
 	return w->seq == seq ? w : NULL;
 }
 

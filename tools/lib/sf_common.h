@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * sf_common.h - user-space helpers shared by satfeed-loader, satfeedctl and
- * the tests: the syscall table, opening the pinned maps, exit codes.
+ * the tests: the syscall table, attach mode names, exit codes.
  */
 #ifndef __SF_COMMON_H
 #define __SF_COMMON_H
@@ -17,7 +17,8 @@ enum sf_exit {
 	SF_EXIT_USAGE = 2,	/* bad argument */
 	SF_EXIT_NOT_LOADED = 3,	/* no satfeed pins under the bpffs root */
 	SF_EXIT_PERM = 4,	/* permission denied */
-	SF_EXIT_ABI = 5,	/* pinned engine speaks another ABI version */
+	SF_EXIT_ABI = 5,	/* pinned engine speaks another ABI version,
+				 * or a pin's shape is not the contract's */
 	SF_EXIT_TARGET = 6,	/* unknown or vanished target */
 	SF_EXIT_FULL = 7,	/* no free target slot */
 	SF_EXIT_EXISTS = 8,	/* already loaded / already watched */
@@ -43,25 +44,6 @@ int sf_attach_parse(const char *s, __u32 *mode);
 int sf_parse_syscalls(const char *prog, const char *list, int family,
 		      __u32 *mask);
 void sf_format_syscalls(__u32 mask, char *buf, size_t len);
-
-/* The pinned maps, opened by path only: no skeleton, no program loading. */
-struct sf_pins {
-	char root[256];
-	int info_fd;
-	int config_fd;
-	int targets_fd;
-	int streams_fd;
-	int pid_index_fd;
-	int cgrp_index_fd;
-	struct satfeed_info info;
-};
-
-/*
- * Open every pinned map under root and check the ABI version.  Returns an
- * enum sf_exit code; on failure *why holds a one-line reason.
- */
-int sf_pins_open(struct sf_pins *p, const char *root, char *why, size_t len);
-void sf_pins_close(struct sf_pins *p);
 
 /* Is path on a bpf filesystem?  1 yes, 0 no, -errno on error. */
 int sf_is_bpffs(const char *path);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * sf_common.c - syscall table, pin opening and ABI check shared by the
- * loader, satfeedctl and the tests.
+ * sf_common.c - syscall table and attach mode names shared by the loader,
+ * satfeedctl and the tests.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,7 +11,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
-#include <bpf/bpf.h>
 #include "sf_common.h"
 
 #ifndef SYS_select
@@ -146,98 +145,4 @@ __u64 sf_now_mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static int open_pin(struct sf_pins *p, const char *name, int *fd, char *why,
-		    size_t len)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", p->root, name);
-	*fd = bpf_obj_get(path);
-	if (*fd >= 0)
-		return SF_EXIT_OK;
-	if (errno == EACCES || errno == EPERM) {
-		snprintf(why, len, "permission denied opening %s (run as root)",
-			 path);
-		return SF_EXIT_PERM;
-	}
-	if (errno == ENOENT) {
-		snprintf(why, len, "satfeed is not loaded (no %s; run 'satfeed-loader load')",
-			 path);
-		return SF_EXIT_NOT_LOADED;
-	}
-	snprintf(why, len, "cannot open %s: %s", path, strerror(errno));
-	return SF_EXIT_ERROR;
-}
-
-int sf_pins_open(struct sf_pins *p, const char *root, char *why, size_t len)
-{
-	char parent[256], *slash;
-	__u32 zero = 0;
-	int err, fs;
-
-	memset(p, 0, sizeof(*p));
-	p->info_fd = p->config_fd = p->targets_fd = -1;
-	p->streams_fd = p->pid_index_fd = p->cgrp_index_fd = -1;
-	snprintf(p->root, sizeof(p->root), "%s", root);
-
-	snprintf(parent, sizeof(parent), "%s", root);
-	slash = strrchr(parent, '/');
-	if (slash && slash != parent)
-		*slash = '\0';
-	fs = sf_is_bpffs(parent);
-	if (fs == -EACCES || fs == -EPERM) {
-		snprintf(why, len, "permission denied reading %s (run as root)",
-			 parent);
-		return SF_EXIT_PERM;
-	}
-	if (fs <= 0) {
-		snprintf(why, len, "satfeed is not loaded (no bpffs mounted at %s)",
-			 parent);
-		return SF_EXIT_NOT_LOADED;
-	}
-	err = open_pin(p, SATFEED_PIN_INFO, &p->info_fd, why, len);
-	if (err)
-		goto close_pins;
-	if (bpf_map_lookup_elem(p->info_fd, &zero, &p->info)) {
-		snprintf(why, len, "cannot read %s/%s: %s", root,
-			 SATFEED_PIN_INFO, strerror(errno));
-		err = errno == EPERM ? SF_EXIT_PERM : SF_EXIT_ERROR;
-		goto close_pins;
-	}
-	if (p->info.abi_version != SATFEED_ABI_VERSION) {
-		snprintf(why, len, "ABI mismatch: the loaded engine speaks ABI %u, this tool ABI %u; use tools from the same build as the loader",
-			 p->info.abi_version, SATFEED_ABI_VERSION);
-		err = SF_EXIT_ABI;
-		goto close_pins;
-	}
-	err = open_pin(p, SATFEED_PIN_CONFIG, &p->config_fd, why, len);
-	if (!err)
-		err = open_pin(p, SATFEED_PIN_TARGETS, &p->targets_fd, why, len);
-	if (!err)
-		err = open_pin(p, SATFEED_PIN_STREAMS, &p->streams_fd, why, len);
-	if (!err)
-		err = open_pin(p, SATFEED_PIN_PID_INDEX, &p->pid_index_fd, why,
-			       len);
-	if (!err)
-		err = open_pin(p, SATFEED_PIN_CGRP_INDEX, &p->cgrp_index_fd,
-			       why, len);
-	if (!err)
-		return SF_EXIT_OK;
-close_pins:
-	sf_pins_close(p);
-	return err;
-}
-
-void sf_pins_close(struct sf_pins *p)
-{
-	int *fds[] = { &p->info_fd, &p->config_fd, &p->targets_fd,
-		       &p->streams_fd, &p->pid_index_fd, &p->cgrp_index_fd };
-
-	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
-		if (*fds[i] >= 0)
-			close(*fds[i]);
-		*fds[i] = -1;
-	}
 }

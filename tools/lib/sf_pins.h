@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * sf_pins.h - the read side of satfeed's consumer contract for user space:
+ * open the pinned maps, check each one's shape and the ABI version before
+ * anything is read, and read targets and streams.
+ *
+ *	struct sf_pins p;
+ *	char why[512];
+ *	int err = sf_pins_open(&p, SATFEED_DEFAULT_ROOT, why, sizeof(why));
+ *
+ *	if (err)
+ *		errx(err, "%s", why);		// err is an enum sf_exit
+ *	sf_stream_read(&p, slot, SATFEED_STREAM_SEND, &st);
+ *	w = satfeed_newest_window(&st);
+ *	sf_pins_close(&p);
+ *
+ * A program that loads the engine itself (a test, a benchmark) fills the same
+ * struct from its bpf_object with sf_pins_from_object() and then uses every
+ * call here and in sf_target.h unchanged.
+ */
+#ifndef __SF_PINS_H
+#define __SF_PINS_H
+
+#include <stddef.h>
+#include "satfeed.h"
+
+struct bpf_object;
+
+/* satfeed's maps, opened by path only: no skeleton, no program loading. */
+struct sf_pins {
+	char root[256];		/* the pin root; "" for sf_pins_from_object() */
+	int info_fd;
+	int config_fd;
+	int targets_fd;
+	int streams_fd;
+	int pid_index_fd;
+	int cgrp_index_fd;
+	struct satfeed_info info;
+};
+
+/*
+ * Open every pinned map under root.  Each pin's map type, key size, value
+ * size and max_entries are compared with the contract before its first
+ * lookup, and sf_info's ABI version with this build's.  Returns an enum
+ * sf_exit code; on failure nothing stays open and *why holds a one-line
+ * reason that names the pin and what differed.
+ */
+int sf_pins_open(struct sf_pins *p, const char *root, char *why, size_t len);
+
+/*
+ * The same for the maps of an engine object this process loaded itself (the
+ * map names are the pin names).  Such an object is built from this very
+ * header, so there is no ABI to compare and sf_info may still be empty:
+ * p->info.max_targets is taken from sf_targets.  The maps stay owned by obj.
+ */
+int sf_pins_from_object(struct sf_pins *p, struct bpf_object *obj, char *why,
+			size_t len);
+
+/* Close what sf_pins_open() opened; a no-op after sf_pins_from_object(). */
+void sf_pins_close(struct sf_pins *p);
+
+/*
+ * Is map fd shaped as the contract says pin `name` (SATFEED_PIN_*) is, for
+ * an engine of max_targets slots?  0 if so; else -1 with *why naming what
+ * differed.
+ */
+int sf_pin_check(int fd, const char *name, __u32 max_targets, char *why,
+		 size_t len);
+
+/* sf_targets[slot].  0 or -errno. */
+int sf_target_read(const struct sf_pins *p, __u32 slot,
+		   struct satfeed_target *t);
+
+/*
+ * Stream `stream` of target slot `slot`, copied under the stream's lock
+ * (BPF_F_LOCK), so every window and counter in *s is whole.  0 or -errno.
+ */
+int sf_stream_read(const struct sf_pins *p, __u32 slot, __u32 stream,
+		   struct satfeed_stream *s);
+
+/*
+ * Empty the stream for generation gen, under its lock: the engine drops
+ * every event of another generation from then on.  0 or -errno.
+ */
+int sf_stream_reset(const struct sf_pins *p, __u32 slot, __u32 stream,
+		    __u32 gen);
+
+#endif /* __SF_PINS_H */

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * sf_target.h - the write side of satfeed's consumer contract: watch and
+ * unwatch targets.
+ *
+ * Adding a target is a protocol, not one map update: pick a free slot (or
+ * the slot of a target whose process exited), bump its generation, reset its
+ * three streams under their locks, write the target, rebuild sf_config's
+ * tgid -> slot table and cgroup levels, and only then insert the index entry
+ * that makes the hot path count it.  Every writer serialises on an flock of
+ * the pin root so that two of them never pick the same slot.
+ *
+ *	struct sf_selector sel = { .kind = SATFEED_TARGET_PID, .id = pid };
+ *	int slot, err;
+ *
+ *	err = sf_target_add(&pins, &sel, SATFEED_SC_ALL, &slot, why, len);
+ *
+ * A program that writes another object's copy of the tables (a benchmark's
+ * probe programs) builds the config the same way with sf_config_build().
+ */
+#ifndef __SF_TARGET_H
+#define __SF_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "sf_pins.h"
+
+/* Which target: a process or a cgroup v2 directory. */
+struct sf_selector {
+	__u32 kind;		/* enum satfeed_target_kind; FREE: none given */
+	__u64 id;		/* tgid, or cgroup id (the directory's inode) */
+	__u32 level;		/* cgroup: depth below the cgroup2 root */
+	char path[96];		/* cgroup: path relative to the cgroup2 mount */
+};
+
+/*
+ * Select the cgroup v2 directory at path (any spelling: it is resolved): its
+ * id, its depth below the cgroup2 mount and its path relative to it.
+ * Returns an enum sf_exit; on failure *why holds a one-line reason.
+ */
+int sf_selector_cgroup(const char *path, struct sf_selector *sel, char *why,
+		       size_t len);
+
+/*
+ * Lock the pin root for a change of the target table: an exclusive flock
+ * held until the returned fd is closed.  Returns the fd or -errno.
+ */
+int sf_root_lock(const char *root);
+
+/*
+ * sf_config for the targets t[0..n) (t[i] is slot i; FREE slots are
+ * skipped).  -E2BIG when cgroup targets sit at more distinct depths than
+ * SATFEED_MAX_CGROUP_LEVELS, else 0.
+ */
+int sf_config_build(const struct satfeed_target *t, __u32 n,
+		    struct satfeed_config *cfg);
+
+/* Rebuild sf_config from sf_targets (caller holds the root lock). */
+int sf_config_rebuild(const struct sf_pins *p);
+
+/* Is there a process (or thread) with this id? */
+bool sf_pid_alive(__u64 pid);
+
+/* Has the target's process exited (or been marked gone by the engine)? */
+bool sf_target_gone(const struct satfeed_target *t);
+
+/* Does target t match sel (a FREE selector matches every target)? */
+bool sf_target_matches(const struct satfeed_target *t,
+		       const struct sf_selector *sel);
+
+/*
+ * Slot of the target sel names, with its entry in *t (t may be NULL).
+ * -ENOENT when it is not watched, else -errno of a failed read.
+ */
+int sf_target_find(const struct sf_pins *p, const struct sf_selector *sel,
+		   struct satfeed_target *t);
+
+/*
+ * Watch sel, counting the syscalls of sc_mask (bits of enum satfeed_syscall).
+ * Takes the root lock when p has a root.  Returns an enum sf_exit; on
+ * success *slot is the target's slot, on failure nothing is left half done
+ * and *why holds a one-line reason.
+ */
+int sf_target_add(const struct sf_pins *p, const struct sf_selector *sel,
+		  __u32 sc_mask, int *slot, char *why, size_t len);
+
+/*
+ * Stop watching sel, or every target when sel->kind is FREE.  Takes the root
+ * lock when p has a root.  Returns an enum sf_exit; *removed counts the
+ * targets removed.
+ */
+int sf_target_remove(const struct sf_pins *p, const struct sf_selector *sel,
+		     int *removed, char *why, size_t len);
+
+#endif /* __SF_TARGET_H */
