@@ -118,7 +118,8 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all $(TEST_PROGS)
 	$(Q)bash tests/run.sh
 
-# the Debian 6.12 guest: kmod-example, fentry mode, the engine on a 2nd kernel
+# the Debian 6.12 guest: kmod-example, fentry mode, the engine on a 2nd kernel;
+# VM_KERNEL=trixie7 for Debian's 7.x kernel instead (tests/vm/lib.sh)
 vm-test: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/test_kernel
 	$(Q)bash tests/vm/run.sh

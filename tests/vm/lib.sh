@@ -24,6 +24,17 @@ vm_take_test_lock() {
 	flock -w 900 9 || vm_die "another satfeed test held $lock for 15 minutes"
 }
 
+# The Debian mirror URI the system's apt sources use (not the security one).
+vm_mirror_uri() {
+	local uri
+	uri=$(awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' \
+		/etc/apt/sources.list.d/debian.sources 2>/dev/null)
+	[ -n "$uri" ] || uri=$(awk '/^deb / && $3 !~ /security/ { print $2; exit }' \
+		/etc/apt/sources.list 2>/dev/null)
+	[ -n "$uri" ] || vm_die "cannot find the Debian mirror URI in the apt sources"
+	echo "$uri"
+}
+
 # Make sure bookworm-backports is an apt source (the deb822 form that
 # ENVIRONMENT.md checked).  Returns 0 if it was already there.
 vm_ensure_backports() {
@@ -31,11 +42,7 @@ vm_ensure_backports() {
 		return 0
 	fi
 	local uri
-	uri=$(awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' \
-		/etc/apt/sources.list.d/debian.sources 2>/dev/null)
-	[ -n "$uri" ] || uri=$(awk '/^deb / && $3 !~ /security/ { print $2; exit }' \
-		/etc/apt/sources.list 2>/dev/null)
-	[ -n "$uri" ] || vm_die "cannot find the Debian mirror URI to add bookworm-backports"
+	uri=$(vm_mirror_uri) || exit 1
 	vm_log "adding bookworm-backports ($uri)"
 	cat > /etc/apt/sources.list.d/bookworm-backports.sources <<EOT
 Types: deb
@@ -81,4 +88,29 @@ vm_install() {
 	apt-get install -y -qq --no-install-recommends "${suite[@]}" "${want[@]}" \
 		>"$VM_DIR/apt-install.log" 2>&1 ||
 		vm_die "apt-get install ${want[*]} failed (see $VM_DIR/apt-install.log)"
+}
+
+# ---- the guest kernel ----
+# VM_KERNEL selects it (tests/vm/setup-kernel.sh fetches it):
+#   bpo612   Debian bookworm-backports' kernel (6.12; the default)
+#   trixie7  Debian trixie-backports' kernel (7.x: PREEMPT_LAZY, sched_ext),
+#            fetched with a private apt state (tests/vm/kernel-trixie7.sh)
+# Each has its own cache, VM_KERNEL_DIR, holding its kernel.env.
+vm_select_kernel() {
+	case $1 in
+	bpo612|trixie7) ;;
+	*) vm_die "unknown guest kernel '$1' (VM_KERNEL: bpo612 or trixie7)" ;;
+	esac
+	VM_KERNEL=$1
+	VM_KERNEL_DIR=$VM_DIR/kernel-$VM_KERNEL
+	export VM_KERNEL
+}
+vm_select_kernel "${VM_KERNEL:-bpo612}"
+
+# vm_kernel_env: load the selected kernel's kernel.env (KREL KVER KDIR
+# VMLINUZ VMLINUX KMAKE_ARGS).
+vm_kernel_env() {
+	[ -f "$VM_KERNEL_DIR/kernel.env" ] ||
+		vm_die "no $VM_KERNEL_DIR/kernel.env: run VM_KERNEL=$VM_KERNEL tests/vm/setup-kernel.sh"
+	. "$VM_KERNEL_DIR/kernel.env"
 }
