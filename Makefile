@@ -21,7 +21,7 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Werror -std=gnu11 \
-	  -I$(OUTPUT) -Ibpf -Itools -MMD -MP
+	  -I$(OUTPUT) -Ibpf -Itools -Itools/lib -MMD -MP
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	      -I$(OUTPUT) -Ibpf -Itools -MMD -MP
 LDLIBS_BPF := -lbpf -lelf -lz
@@ -69,6 +69,10 @@ $(OUTPUT)/%.o: tools/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
 
+$(OUTPUT)/%.o: tools/lib/%.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
 $(OUTPUT)/%.o: tests/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
@@ -98,7 +102,8 @@ $(OUTPUT)/test_window_math: $(OUTPUT)/test_window_math.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
-$(OUTPUT)/test_kernel: $(OUTPUT)/test_kernel.o $(OUTPUT)/sf_common.o
+$(OUTPUT)/test_kernel: $(OUTPUT)/test_kernel.o $(OUTPUT)/sf_common.o \
+		       $(OUTPUT)/sf_progstats.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
 
