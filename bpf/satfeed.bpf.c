@@ -32,6 +32,22 @@
  *     (plain fault-safe loads), task storage for waits, then the clock and
  *     the locked update: bpf_ktime_get_ns and the lock pair are the bulk of
  *     the cost of a sample (docs/performance.md).
+ *
+ * Exactness and preemption: the kernel runs a tracing program at most once
+ * per CPU at a time (bpf_prog_get_recursion_context(), prog->active) and
+ * skips, counting it in bpf_prog_info.recursion_misses, any run that starts
+ * while another is in progress there.  Where the hooks run preemptibly
+ * (from 7.x the syscall tracepoints are faultable and nothing disables
+ * preemption around the BPF probe; fentry/fexit on any kernel with
+ * preemption, the trampolines only disable migration), a run preempted on
+ * a CPU loses the events of every other task there that reach the same
+ * program until it resumes.  Disabling preemption from inside the program
+ * (bpf_preempt_disable()) cannot help: the kernel marks the program active
+ * before its first instruction and clears the mark after its last, and a
+ * preemption that falls due inside the body is taken at
+ * bpf_preempt_enable(), still inside that window.  What the kernel skipped
+ * is reported instead: recursion_misses of each pinned program
+ * (tools/lib/sf_progstats.h).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -49,39 +65,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define SF_EAGAIN	11
 #define SF_S_IFMT	00170000
 #define SF_S_IFSOCK	0140000
-
-/*
- * Preemption guard around every program body.  From 7.x on (and on any
- * kernel for fentry/fexit) the hooks run preemptibly: the syscall
- * tracepoints are faultable and no longer disable preemption, the
- * trampolines only disable migration.  The kernel's recursion guard
- * (bpf_prog_info.recursion_misses) then skips every run of a program on a
- * CPU where another run of it was preempted, until that run resumes:
- * events the engine never sees.  bpf_preempt_disable() keeps the body
- * itself from being preempted.  What it cannot cover: the kernel marks the
- * program active before its first instruction and clears the mark after
- * its last, and a preemption that falls due inside the body is taken at
- * bpf_preempt_enable(), still inside that window.  So the window is not
- * closed, only the point inside it where the preemption happens is moved;
- * what the kernel still skips is reported, never hidden (recursion_misses
- * of each pinned program).  Kernels without the kfuncs (before 6.10) run
- * the body unguarded; they also run the syscall tracepoints with
- * preemption disabled.
- */
-extern void bpf_preempt_disable(void) __weak __ksym;
-extern void bpf_preempt_enable(void) __weak __ksym;
-
-static __always_inline void sf_preempt_off(void)
-{
-	if (bpf_ksym_exists(bpf_preempt_disable))
-		bpf_preempt_disable();
-}
-
-static __always_inline void sf_preempt_on(void)
-{
-	if (bpf_ksym_exists(bpf_preempt_enable))
-		bpf_preempt_enable();
-}
 
 /* Set by the loader between open and load. */
 const volatile __u32 window_shift = SATFEED_WINDOW_SHIFT;
@@ -406,47 +389,31 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 
 /* ---- attach mode tp_btf: every syscall of the machine passes here ---- */
 
-static __always_inline void sf_sys_enter_body(long id)
-{
-	__u32 sc;
-
-	if ((unsigned long)id >= SF_NR_SYSCALL_MAX)
-		return;
-	sc = sc_index[id];
-	if (sc <= SATFEED_SC_POLL_FIRST)	/* 0, or not a wait */
-		return;
-	sf_wait_enter(sc - 1);
-}
-
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sf_sys_enter, struct pt_regs *regs, long id)
 {
-	sf_preempt_off();
-	sf_sys_enter_body(id);
-	sf_preempt_on();
-	return 0;
-}
-
-static __always_inline void sf_sys_exit_body(struct pt_regs *regs, long ret)
-{
-	long id = sf_regs_nr(regs);
 	__u32 sc;
 
 	if ((unsigned long)id >= SF_NR_SYSCALL_MAX)
-		return;
+		return 0;
 	sc = sc_index[id];
-	if (!sc)
-		return;
-	sf_sys_return(sc - 1, regs, ret);
+	if (sc <= SATFEED_SC_POLL_FIRST)	/* 0, or not a wait */
+		return 0;
+	return sf_wait_enter(sc - 1);
 }
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sf_sys_exit, struct pt_regs *regs, long ret)
 {
-	sf_preempt_off();
-	sf_sys_exit_body(regs, ret);
-	sf_preempt_on();
-	return 0;
+	long id = sf_regs_nr(regs);
+	__u32 sc;
+
+	if ((unsigned long)id >= SF_NR_SYSCALL_MAX)
+		return 0;
+	sc = sc_index[id];
+	if (!sc)
+		return 0;
+	return sf_sys_return(sc - 1, regs, ret);
 }
 
 /* ---- attach mode fentry: only the traced syscalls run these ----
@@ -458,19 +425,13 @@ int BPF_PROG(sf_sys_exit, struct pt_regs *regs, long ret)
 SEC("fexit")								\
 int BPF_PROG(sf_x_##name, struct pt_regs *regs, long ret)		\
 {									\
-	sf_preempt_off();						\
-	sf_sys_return(SC, regs, ret);					\
-	sf_preempt_on();						\
-	return 0;							\
+	return sf_sys_return(SC, regs, ret);				\
 }
 #define SF_FENTRY(name, SC)						\
 SEC("fentry")								\
 int BPF_PROG(sf_e_##name, struct pt_regs *regs)				\
 {									\
-	sf_preempt_off();						\
-	sf_wait_enter(SC);						\
-	sf_preempt_on();						\
-	return 0;							\
+	return sf_wait_enter(SC);					\
 }
 
 SATFEED_FEXIT_HOOKS(SF_FEXIT)
@@ -478,7 +439,8 @@ SATFEED_FENTRY_HOOKS(SF_FENTRY)
 
 /* ---- every mode: a watched process that exits is marked gone ---- */
 
-static __always_inline void sf_proc_exit_body(struct task_struct *p)
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(sf_proc_exit, struct task_struct *p)
 {
 	struct satfeed_target *t;
 	struct satfeed_index *ix;
@@ -486,25 +448,17 @@ static __always_inline void sf_proc_exit_body(struct task_struct *p)
 
 	/* signal->live reaches 0 when the last thread of the group exits */
 	if (p->signal->live.counter)
-		return;
+		return 0;
 	tgid = p->tgid;
 	ix = bpf_map_lookup_elem(&sf_pid_index, &tgid);
 	if (!ix)
-		return;
+		return 0;
 	t = bpf_map_lookup_elem(&sf_targets, &ix->slot);
 	if (t && t->gen == ix->gen && t->kind == SATFEED_TARGET_PID) {
 		t->gone_ns = bpf_ktime_get_ns();
 		t->state = SATFEED_STATE_GONE;
 	}
 	bpf_map_delete_elem(&sf_pid_index, &tgid);
-}
-
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(sf_proc_exit, struct task_struct *p)
-{
-	sf_preempt_off();
-	sf_proc_exit_body(p);
-	sf_preempt_on();
 	return 0;
 }
 
