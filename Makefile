@@ -48,7 +48,7 @@ TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_kernel \
 
 # libsatfeed: the user-space side of the consumer contract, linked into
 # every tool and test that opens satfeed's maps
-LIB_OBJ := $(addprefix $(OUTPUT)/,sf_common.o sf_pins.o sf_target.o)
+LIB_OBJ := $(addprefix $(OUTPUT)/,sf_common.o sf_pins.o sf_target.o sf_progstats.o)
 
 all: $(PROGS)
 
@@ -146,7 +146,8 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all $(TEST_PROGS)
 	$(Q)bash tests/run.sh
 
-# the Debian 6.12 guest: kmod-example, fentry mode, the engine on a 2nd kernel
+# the Debian 6.12 guest: kmod-example, fentry mode, the engine on a 2nd kernel;
+# VM_KERNEL=trixie7 for Debian's 7.x kernel instead (tests/vm/lib.sh)
 vm-test: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/test_kernel
 	$(Q)bash tests/vm/run.sh

@@ -33,6 +33,22 @@
  *     the locked update: bpf_ktime_get_ns and the lock pair are the bulk of
  *     the cost of a sample (docs/performance.md).
  *
+ * Exactness and preemption: the kernel runs a tracing program at most once
+ * per CPU at a time (bpf_prog_get_recursion_context(), prog->active) and
+ * skips, counting it in bpf_prog_info.recursion_misses, any run that starts
+ * while another is in progress there.  Where the hooks run preemptibly
+ * (from 7.x the syscall tracepoints are faultable and nothing disables
+ * preemption around the BPF probe; fentry/fexit on any kernel with
+ * preemption, the trampolines only disable migration), a run preempted on
+ * a CPU loses the events of every other task there that reach the same
+ * program until it resumes.  Disabling preemption from inside the program
+ * (bpf_preempt_disable()) cannot help: the kernel marks the program active
+ * before its first instruction and clears the mark after its last, and a
+ * preemption that falls due inside the body is taken at
+ * bpf_preempt_enable(), still inside that window.  What the kernel skipped
+ * is reported instead: recursion_misses of each pinned program
+ * (tools/lib/sf_progstats.h).
+ *
  * Where: this file holds the shipped programs only; the maps and the code
  * they run are in satfeed_engine.bpf.h, which the tests' BPF object
  * (tests/kernel/progs/) includes as well.

@@ -10,10 +10,13 @@
  *                __int128 reference exactly.
  *  concurrency:  the real tp_btf hooks watch this process while two threads
  *                pinned to different CPUs send and receive on socketpairs and
- *                a third reads the streams without pause; afterwards
- *                windows * N + pending == calls - 1 exactly, every window
- *                read under BPF_F_LOCK is whole, and every lockless copy
- *                whose seq == seq_end is whole too.
+ *                a third reads the streams without pause; afterwards every
+ *                call is counted and windows * N + pending == calls - 1
+ *                exactly, every window read under BPF_F_LOCK is whole, and
+ *                every lockless copy whose seq == seq_end is whole too.
+ *                Where the kernel skipped runs of the hooks (recursion
+ *                misses: a run preempted on a CPU blocks the others there),
+ *                the calls not counted must be covered by those misses.
  *  proc_exit:    a watched child that exits is marked gone and unindexed.
  *
  * Uses the skeleton directly and pins nothing; its maps are read and
@@ -35,6 +38,7 @@
 #include "sf_common.h"
 #include "sf_pins.h"
 #include "sf_target.h"
+#include "sf_progstats.h"
 #include "satfeed.skel.h"
 #include "satfeed_test.skel.h"
 #include "window_math.h"
@@ -395,12 +399,24 @@ static int watch_self(const struct sf_pins *p, int *slot)
 	return err;
 }
 
+static __u64 recursion_misses(struct bpf_program *prog)
+{
+	struct sf_prog_stats ps = {};
+	int err = sf_prog_stats_fd(bpf_program__fd(prog), &ps);
+
+	ASSERT_TRUE(!err, "bpf_prog_info of %s: error %d",
+		    bpf_program__name(prog), err);
+	return ps.recursion_misses;
+}
+
 static void test_concurrency(void)
 {
 	static const char *const progs[] = { "sf_sys_enter", "sf_sys_exit",
 					     NULL };
 	const __u32 shift = SATFEED_WINDOW_SHIFT;
+	const __u64 calls = 2ULL * PAIRS_PER_THREAD;
 	struct checker c = { .shift = shift };
+	__u64 miss_enter, miss_exit, lost[SATFEED_NR_STREAMS];
 	struct satfeed_stream st;
 	struct satfeed_bpf *skel;
 	pthread_t t[2], r;
@@ -424,24 +440,56 @@ static void test_concurrency(void)
 	running = 0;
 	pthread_join(r, NULL);
 	ASSERT_EQ(fails, 0, "talker syscalls");
+	miss_enter = recursion_misses(skel->progs.sf_sys_enter);
+	miss_exit = recursion_misses(skel->progs.sf_sys_exit);
 
 	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
-		const __u64 calls = 2ULL * PAIRS_PER_THREAD;
 		/* gap streams: the first event opens the trace, no sample */
-		const __u64 samples = s == SATFEED_STREAM_POLL ? calls :
-								 calls - 1;
+		const __u64 opening = s == SATFEED_STREAM_POLL ? 0 : 1;
 		char what[64];
 
 		ASSERT_OK(read_stream(&c.pins, c.slot, s, &st, true), "read");
+		printf("concurrency: %s: %llu of %llu calls counted\n",
+		       sf_stream_names[s], (unsigned long long)st.calls,
+		       (unsigned long long)calls);
 		snprintf(what, sizeof(what), "%s calls counted",
 			 sf_stream_names[s]);
-		ASSERT_EQ(st.calls, calls, what);
+		if (!miss_enter && !miss_exit)
+			ASSERT_EQ(st.calls, calls, what);
+		else
+			ASSERT_TRUE(st.calls <= calls, "%s: %llu > %llu", what,
+				    (unsigned long long)st.calls,
+				    (unsigned long long)calls);
+		lost[s] = calls - st.calls;
 		snprintf(what, sizeof(what), "%s windows*N + pending",
 			 sf_stream_names[s]);
-		ASSERT_EQ((st.published << shift) + st.pending, samples, what);
+		ASSERT_EQ((st.published << shift) + st.pending,
+			  st.calls - opening, what);
 		ASSERT_EQ(st.errors + st.eagain + st.zero_bytes, 0,
 			  "no failed calls");
 	}
+	/*
+	 * A skipped run of sf_sys_exit loses at most one event of one stream
+	 * (of this process or of another one); a skipped sf_sys_enter at most
+	 * the wait it would have started.
+	 */
+	printf("concurrency: recursion misses: sf_sys_enter %llu, "
+	       "sf_sys_exit %llu\n", (unsigned long long)miss_enter,
+	       (unsigned long long)miss_exit);
+	ASSERT_TRUE(lost[SATFEED_STREAM_SEND] + lost[SATFEED_STREAM_RECV] <=
+		    miss_exit,
+		    "send + recv calls lost (%llu + %llu) exceed the misses of "
+		    "sf_sys_exit (%llu)",
+		    (unsigned long long)lost[SATFEED_STREAM_SEND],
+		    (unsigned long long)lost[SATFEED_STREAM_RECV],
+		    (unsigned long long)miss_exit);
+	ASSERT_TRUE(lost[SATFEED_STREAM_SEND] + lost[SATFEED_STREAM_RECV] +
+		    lost[SATFEED_STREAM_POLL] <= miss_enter + miss_exit,
+		    "calls lost (%llu) exceed the misses (%llu)",
+		    (unsigned long long)(lost[SATFEED_STREAM_SEND] +
+					 lost[SATFEED_STREAM_RECV] +
+					 lost[SATFEED_STREAM_POLL]),
+		    (unsigned long long)(miss_enter + miss_exit));
 	printf("concurrency: %llu windows checked under lock, %llu lockless "
 	       "(%llu caught mid-write by seq != seq_end)\n",
 	       (unsigned long long)c.locked_windows,

@@ -88,7 +88,7 @@ vm_need_root
 vm_take_test_lock
 
 "$ROOT/tests/vm/setup-kernel.sh"
-. "$VM_DIR/kernel.env"
+vm_kernel_env
 BPFTRACE=$(command -v bpftrace) || vm_die "bpftrace not installed"
 # the Makefile names its outputs relative to the tree (OUTPUT=build)
 OUTREL=${BUILD#"$ROOT"/}

@@ -17,7 +17,7 @@
 #
 # Usage: tests/vm/boot.sh [-k VMLINUZ] [-i INITRD] [-T SECONDS] [-m MiB]
 #                         [-a 'KEY=val ...'] [-l LOG]
-#   defaults: kernel from $VM_DIR/kernel.env, $VM_DIR/initrd.gz, 240 s
+#   defaults: the VM_KERNEL kernel (its kernel.env), $VM_DIR/initrd.gz, 240 s
 #   (VM_TIMEOUT), 1024 MiB, log $VM_DIR/console.log
 # VM_QEMU_OPTS: more QEMU options, e.g. "-icount shift=0,sleep=on" (guest
 # time from the instruction count; tests/vm/bench.sh uses it).
@@ -43,8 +43,7 @@ while getopts "k:i:T:m:a:l:h" opt; do
 	esac
 done
 if [ -z "$VMLINUZ" ]; then
-	[ -f "$VM_DIR/kernel.env" ] || vm_die "no $VM_DIR/kernel.env: run tests/vm/setup-kernel.sh"
-	VMLINUZ=$(. "$VM_DIR/kernel.env" && echo "$VMLINUZ")
+	VMLINUZ=$(vm_kernel_env && echo "$VMLINUZ") || exit 1
 fi
 [ -f "$VMLINUZ" ] || vm_die "kernel $VMLINUZ missing"
 [ -f "$INITRD" ] || vm_die "initramfs $INITRD missing"

@@ -1,7 +1,7 @@
 #!/bin/bash
-# engine-test.sh - the engine's own tests, run inside the Debian 6.12 guest
-# (tests/vm/run.sh packs it as /engine-test.sh): a second kernel, and the
-# fentry attach mode that the development hosts refuse.
+# engine-test.sh - the engine's own tests, run inside the Debian guest (6.12
+# or 7.x, tests/vm/run.sh packs it as /engine-test.sh): another kernel, and
+# the fentry attach mode that the development hosts refuse.
 #  1. test_kernel: exact windows through the BPF code, concurrency on both
 #     CPUs, process exit (tp_btf programs).
 #  2. fentry end to end: load with --attach fentry, drive the bundled server

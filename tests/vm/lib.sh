@@ -22,6 +22,17 @@ vm_take_test_lock() {
 	sf_take_test_lock || vm_die "cannot take the test lock"
 }
 
+# The Debian mirror URI the system's apt sources use (not the security one).
+vm_mirror_uri() {
+	local uri
+	uri=$(awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' \
+		/etc/apt/sources.list.d/debian.sources 2>/dev/null)
+	[ -n "$uri" ] || uri=$(awk '/^deb / && $3 !~ /security/ { print $2; exit }' \
+		/etc/apt/sources.list 2>/dev/null)
+	[ -n "$uri" ] || vm_die "cannot find the Debian mirror URI in the apt sources"
+	echo "$uri"
+}
+
 # apt-get update at most once per hour unless the backports lists are missing.
 vm_apt_update() {
 	local stamp=$VM_DIR/.apt-updated force=${1:-}
@@ -41,4 +52,29 @@ vm_apt_update() {
 vm_deps() {
 	bash "$ROOT/tools/install-deps.sh" vm ||
 		vm_die "tools/install-deps.sh vm failed"
+}
+
+# ---- the guest kernel ----
+# VM_KERNEL selects it (tests/vm/setup-kernel.sh fetches it):
+#   bpo612   Debian bookworm-backports' kernel (6.12; the default)
+#   trixie7  Debian trixie-backports' kernel (7.x: PREEMPT_LAZY, sched_ext),
+#            fetched with a private apt state (tests/vm/kernel-trixie7.sh)
+# Each has its own cache, VM_KERNEL_DIR, holding its kernel.env.
+vm_select_kernel() {
+	case $1 in
+	bpo612|trixie7) ;;
+	*) vm_die "unknown guest kernel '$1' (VM_KERNEL: bpo612 or trixie7)" ;;
+	esac
+	VM_KERNEL=$1
+	VM_KERNEL_DIR=$VM_DIR/kernel-$VM_KERNEL
+	export VM_KERNEL
+}
+vm_select_kernel "${VM_KERNEL:-bpo612}"
+
+# vm_kernel_env: load the selected kernel's kernel.env (KREL KVER KDIR
+# VMLINUZ VMLINUX KMAKE_ARGS).
+vm_kernel_env() {
+	[ -f "$VM_KERNEL_DIR/kernel.env" ] ||
+		vm_die "no $VM_KERNEL_DIR/kernel.env: run VM_KERNEL=$VM_KERNEL tests/vm/setup-kernel.sh"
+	. "$VM_KERNEL_DIR/kernel.env"
 }

@@ -49,8 +49,10 @@ start=$(date +%s)
 vm_need_root
 vm_take_test_lock
 
+# veth and sch_netem come out of the 6.12 image package
+[ "$VM_KERNEL" = bpo612 ] || vm_die "netem.sh runs on the bpo612 guest only (VM_KERNEL=$VM_KERNEL)"
 "$ROOT/tests/vm/setup-kernel.sh"
-. "$VM_DIR/kernel.env"
+vm_kernel_env
 make -s -C "$ROOT" all >/dev/null
 
 # --- the two modules, from the kernel image package (cached per KREL) ---
@@ -60,7 +62,7 @@ if [ "$(cat "$MODS/.krel" 2>/dev/null)" != "$KREL" ] ||
 	vm_log "extracting veth and sch_netem from linux-image-$KVER"
 	rm -rf "$MODS"
 	mkdir -p "$MODS/x"
-	dpkg-deb --fsys-tarfile "$VM_DIR"/debs/linux-image-"${KVER}"_*.deb |
+	dpkg-deb --fsys-tarfile "$VM_KERNEL_DIR"/debs/linux-image-"${KVER}"_*.deb |
 		tar -x -C "$MODS/x" --wildcards \
 			"./lib/modules/$KVER/kernel/net/sched/sch_netem.ko*" \
 			"./lib/modules/$KVER/kernel/drivers/net/veth.ko*"

@@ -3,8 +3,8 @@
 #
 # tests/vm/run.sh - the whole guest test (`make vm-test`).
 #
-#   1. setup-kernel.sh: host tools, the current bookworm-backports kernel
-#      image and headers (cached in $VM_DIR)
+#   1. setup-kernel.sh: host tools, the current kernel image and headers of
+#      the selected guest kernel (cached in $VM_DIR/kernel-<name>)
 #   2. kmod-example against those headers: the module, sfconsumer (with its
 #      BPF objects) and the policy unit test, run on the host
 #   3. sfvmcheck, the guest-side checker
@@ -17,15 +17,18 @@
 # them first.  Missing ones fail the run unless --no-engine (module-only
 # development run).
 #
-# Usage: tests/vm/run.sh [--no-engine] [--engine-test FILE] [-T SECONDS]
-#                        [-a 'KEY=val ...']
+# Usage: tests/vm/run.sh [--kernel NAME] [--no-engine] [--engine-test FILE]
+#                        [-T SECONDS] [-a 'KEY=val ...']
+#   --kernel NAME       the guest kernel: bpo612 (default; 6.12) or trixie7
+#                       (7.x), as VM_KERNEL=NAME (tests/vm/lib.sh)
 #   --engine-test FILE  a script run inside the guest after the consumer
 #                       checks (as /engine-test.sh), e.g. the engine's own
 #                       end-to-end test; it may use every binary in the image
 #   -a                  extra kernel command line words; SF_* words reach
 #                       guest/test.sh as settings (see its header)
 # Environment: VM_DIR (default build/vm), BUILD (default build), VM_TIMEOUT,
-# VM_QUIET=1 (console only in $VM_DIR/console.log), VM_TCG_THREAD.
+# VM_QUIET=1 (console only in $VM_DIR/console-<kernel>.log), VM_TCG_THREAD,
+# VM_KERNEL.
 # Takes the test lock (/run/lock/satfeed-tests.lock, SF_LOCK) for the run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -37,6 +40,7 @@ TIMEOUT=${VM_TIMEOUT:-240}
 APPEND=
 while [ $# -gt 0 ]; do
 	case $1 in
+	--kernel) vm_select_kernel "$2"; shift ;;
 	--no-engine) REQUIRE_ENGINE=0 ;;
 	--engine-test) ENGINE_TEST=$2; shift ;;
 	-T) TIMEOUT=$2; shift ;;
@@ -52,16 +56,20 @@ vm_need_root
 vm_take_test_lock
 
 "$ROOT/tests/vm/setup-kernel.sh"
-. "$VM_DIR/kernel.env"
+vm_kernel_env
+LOG=$VM_DIR/console-$VM_KERNEL.log
 
 vm_log "building kmod-example against $KVER"
-KBUILD_OUT=$BUILD/kmod-example
-make -s -C "$ROOT/kmod-example" KDIR="$KDIR" KMOD_OUT="$KBUILD_OUT" all test \
-	> "$VM_DIR/kmod-build.log" 2>&1 || {
-	tail -40 "$VM_DIR/kmod-build.log" >&2
-	vm_die "kmod-example build or policy test failed (log: $VM_DIR/kmod-build.log)"
+# sfconsumer's vmlinux.h is the guest kernel's: one output tree per kernel
+KBUILD_OUT=$BUILD/kmod-example-$VM_KERNEL
+KBUILD_LOG=$VM_DIR/kmod-build-$VM_KERNEL.log
+# shellcheck disable=SC2086 # KMAKE_ARGS: words
+make -s -C "$ROOT/kmod-example" KDIR="$KDIR" KMOD_OUT="$KBUILD_OUT" \
+	$KMAKE_ARGS all test > "$KBUILD_LOG" 2>&1 || {
+	tail -40 "$KBUILD_LOG" >&2
+	vm_die "kmod-example build or policy test failed (log: $KBUILD_LOG)"
 }
-grep -E '^test_policy: ' "$VM_DIR/kmod-build.log" | sed 's/^/vm: host /' >&2
+grep -E '^test_policy: ' "$KBUILD_LOG" | sed 's/^/vm: host /' >&2
 
 vm_log "building sfvmcheck"
 gcc -O2 -g -Wall -Wextra -Werror -I"$ROOT/bpf" \
@@ -92,7 +100,7 @@ FILES=(-f "$ROOT/kmod-example/satfeed_consumer.ko:/lib/satfeed/")
 
 rc=0
 "$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$VM_DIR/initrd.gz" -T "$TIMEOUT" \
-	-a "$APPEND" || rc=$?
-grep -E '^# engine-test: cost' "$VM_DIR/console.log" | sed 's/^# /vm: /' >&2 || true
+	-a "$APPEND" -l "$LOG" || rc=$?
+grep -E '^# engine-test: cost' "$LOG" | sed 's/^# /vm: /' >&2 || true
 vm_log "whole vm test: $(( $(date +%s) - start )) s"
 exit $rc
