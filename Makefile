@@ -55,7 +55,13 @@ $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 	$(call msg,GEN,$@)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
+# BPF objects: the engine in bpf/, the benchmark's floor in tests/bench/progs/
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@ 2>/dev/null || true
+
+$(OUTPUT)/%.bpf.o: tests/bench/progs/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@ 2>/dev/null || true
@@ -72,7 +78,21 @@ $(OUTPUT)/%.o: tools/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
 
-$(OUTPUT)/%.o: tests/%.c | $(OUTPUT)
+$(OUTPUT)/%.o: tools/workload/%.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
+
+# sf_test.h, the selftests-style checks, lives with the kernel tests and
+# serves the unit test too
+$(OUTPUT)/%.o: tests/unit/%.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/kernel -c $< -o $@
+
+$(OUTPUT)/%.o: tests/kernel/%.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
+
+$(OUTPUT)/%.o: tests/bench/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
 
@@ -140,13 +160,13 @@ vm-test: deps
 # (docs/validation.md)
 validate: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)bash tests/validate.sh
+	$(Q)bash tests/validate/validate.sh
 	$(Q)bash tests/vm/netem.sh
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/sfbench
-	$(Q)bash tests/bench.sh
-	$(Q)bash tests/bench_paper.sh
+	$(Q)bash tests/bench/bench.sh
+	$(Q)bash tests/bench/bench_paper.sh
 	$(Q)bash tests/vm/bench.sh
 
 # a fresh bookworm (debootstrap, cached) runs the README's two commands on a
@@ -164,7 +184,8 @@ uninstall:
 		  $(DESTDIR)$(PREFIX)/sbin/satfeedctl
 
 format:
-	$(Q)clang-format -i bpf/*.[ch] loader/*.[ch] tools/*.[ch] tests/*.[ch]
+	$(Q)clang-format -i bpf/*.[ch] loader/*.[ch] tools/*.[ch] tools/workload/*.[ch] \
+		tests/*/*.[ch] tests/bench/progs/*.[ch]
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

@@ -13,8 +13,8 @@
  *
  * Users: bpf/satfeed.bpf.c (the engine's sf_x_<name> and sf_e_<name>
  * programs; their names are pinned, so they are part of the layout),
- * bpf/sfbench_empty.bpf.c (the empty floor on exactly the same hooks) and
- * tests/sfbench.c (which programs to open and where to attach them).
+ * tests/bench/progs/sfbench_empty.bpf.c (the empty floor on exactly the same hooks) and
+ * tests/bench/sfbench.c (which programs to open and where to attach them).
  */
 #ifndef SATFEED_HOOKS_H
 #define SATFEED_HOOKS_H

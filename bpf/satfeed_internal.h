@@ -7,7 +7,7 @@
 #ifndef __SATFEED_INTERNAL_H
 #define __SATFEED_INTERNAL_H
 
-/* Test hook input (tests/test_kernel.c writes it through the skeleton). */
+/* Test hook input (tests/kernel/test_kernel.c writes it through the skeleton). */
 struct sf_test_in {
 	__u32 slot;
 	__u32 stream;

@@ -31,7 +31,7 @@ CTL=${CTL:-$SF_BUILD/satfeedctl}
 SFSERVER=${SFSERVER:-$SF_BUILD/sfserver}
 SFLOAD=${SFLOAD:-$SF_BUILD/sfload}
 SF_PIN_ROOT=/sys/fs/bpf/satfeed
-. "$SF_REPO/tests/lock.sh"
+. "$SF_REPO/tests/lib/lock.sh"
 
 SF_PASS=0
 SF_FAIL=0

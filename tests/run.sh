@@ -10,12 +10,12 @@ B=${OUTPUT:-build}
 suites=(
 	"$B/test_window_math"
 	"$B/test_kernel"
-	"bash tests/test_tools.sh"
-	"bash tests/test_cli.sh"
-	"bash tests/test_e2e.sh"
-	"bash tests/bench.sh --quick"
-	"bash tests/bench_paper.sh --quick"
-	"bash tests/validate.sh --quick"
+	"bash tests/e2e/test_tools.sh"
+	"bash tests/e2e/test_cli.sh"
+	"bash tests/e2e/test_e2e.sh"
+	"bash tests/bench/bench.sh --quick"
+	"bash tests/bench/bench_paper.sh --quick"
+	"bash tests/validate/validate.sh --quick"
 	"bash tests/vm/run.sh"
 	"bash tests/vm/bench.sh --quick"
 )

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # bench.sh - satfeed's overhead benchmark; `make bench` runs it.
 #
-#   bash tests/bench.sh            full run (7 rounds, about two minutes)
-#   bash tests/bench.sh --quick    short setting (< 60 s): `make test` runs it
+#   bash tests/bench/bench.sh            full run (7 rounds, about two minutes)
+#   bash tests/bench/bench.sh --quick    short setting (< 60 s): `make test` runs it
 #                                  to check that every measurement is made and
 #                                  the output is well formed
-#   bash tests/bench.sh -- ARGS    extra sfbench options (sfbench --help)
+#   bash tests/bench/bench.sh -- ARGS    extra sfbench options (sfbench --help)
 #
-# It runs build/sfbench (tests/sfbench.c), which interleaves no tracing, empty
+# It runs build/sfbench (tests/bench/sfbench.c), which interleaves no tracing, empty
 # programs on the same hooks and satfeed (64 targets), and prints a plain-text
 # table at the end.  Figures are printed, never asserted: the exit status is
 # non-zero only when a measurement is missing or not a finite number, or when
@@ -19,9 +19,9 @@
 # under its pin root, restores kernel.bpf_stats_enabled, and unmounts bpffs
 # if it had to mount it.  Files: $OUTPUT/bench/{table.txt,results.txt,rounds.txt,log.txt}.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 # one satfeed test at a time on this machine (tests/lib.sh takes the same lock)
-. tests/lock.sh
+. tests/lib/lock.sh
 sf_take_test_lock || exit 1
 
 B=${OUTPUT:-build}

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # bench_paper.sh - satfeed against the paper's own method (issue 4): the
-# Listing-1 baseline as a bpftrace script (tests/listing1.bt), side by side
+# Listing-1 baseline as a bpftrace script (tests/bench/listing1.bt), side by side
 # with no tracing, empty programs (the floor) and satfeed.
 #
-#   bash tests/bench_paper.sh            full run (about 6 minutes here)
-#   bash tests/bench_paper.sh --quick    short setting (< 90 s): checks that
+#   bash tests/bench/bench_paper.sh            full run (about 6 minutes here)
+#   bash tests/bench/bench_paper.sh --quick    short setting (< 90 s): checks that
 #                                        every figure is made and finite
 #
-# Part A, syscall cost: build/sfbench --bpftrace tests/listing1.bt rotates
+# Part A, syscall cost: build/sfbench --bpftrace tests/bench/listing1.bt rotates
 #   none / empty / satfeed (64 targets) / bpftrace, interleaved in rounds:
 #   an unrelated process's getppid, write+read and epoll_wait, the traced
 #   process's send+recv pair, write+read and epoll_wait.  Section 6 of its
@@ -17,7 +17,7 @@
 #   capacity, measured in the same run (the rate it serves when offered
 #   more), repeated in interleaved rounds of: no tracing; satfeed (a private
 #   load, memcached added with --send sendmsg --recv read --poll
-#   epoll_wait); bpftrace tests/listing1.bt on memcached's pid; no tracing
+#   epoll_wait); bpftrace tests/bench/listing1.bt on memcached's pid; no tracing
 #   again (none2: the A/A control).  Achieved throughput, p50/p99/p99.9 per
 #   run; the p99 change against the same round's no-tracing run, with a
 #   bootstrap 95% interval over rounds.  Also measured: the machine's
@@ -31,7 +31,7 @@
 # lock (/run/lock/satfeed-tests.lock) for the whole run, pins only under a
 # private root /sys/fs/bpf/sfpaper-<pid>.  Files: $OUTPUT/bench_paper/.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 B=${OUTPUT:-build}
 OUT=$B/bench_paper
@@ -54,7 +54,7 @@ bash tools/install-deps.sh bench || fail "tools/install-deps.sh bench failed"
 mkdir -p "$OUT" || fail "cannot create $OUT"
 rm -f "$OUT"/*.txt "$OUT"/*.out
 
-. tests/lock.sh
+. tests/lib/lock.sh
 sf_take_test_lock || exit 1
 
 BPFFS=/sys/fs/bpf
@@ -115,7 +115,7 @@ else
 fi
 log "part A: sfbench with the bpftrace configuration (${SFB[*]})"
 "$B/sfbench" --bpffs "$ROOT-a" --loader "$B/satfeed-loader" --ctl "$B/satfeedctl" \
-	--no-probes --bpftrace tests/listing1.bt --bpftrace-out "$OUT/bpftrace_syscalls.out" \
+	--no-probes --bpftrace tests/bench/listing1.bt --bpftrace-out "$OUT/bpftrace_syscalls.out" \
 	--results "$OUT/syscalls_results.txt" --raw "$OUT/syscalls_rounds.txt" "${SFB[@]}" \
 	>"$OUT/syscalls_table.txt" 2>"$OUT/syscalls_log.txt" &
 bench_pid=$!
@@ -226,7 +226,7 @@ sf_stop() { # -> send windows closed for memcached
 	"$B/satfeed-loader" --bpffs "$ROOT" unload >/dev/null || fail "unload failed"
 }
 bt_start() {
-	taskset -c "$CPU_CLI" bpftrace tests/listing1.bt "$mc_pid" \
+	taskset -c "$CPU_CLI" bpftrace tests/bench/listing1.bt "$mc_pid" \
 		>"$OUT/bpftrace_memcached.out" 2>&1 &
 	bt_pid=$!
 	bt_wait || { cat "$OUT/bpftrace_memcached.out" >&2; fail "bpftrace did not attach"; }
@@ -431,7 +431,7 @@ EOF
 {
 	echo "satfeed against the paper's Listing-1 method (bpftrace $(bpftrace --version | awk '{print $2}')), $(uname -r), $NCPU CPUs"
 	echo
-	echo "A. syscall cost (build/sfbench --bpftrace tests/listing1.bt ${SFB[*]}):"
+	echo "A. syscall cost (build/sfbench --bpftrace tests/bench/listing1.bt ${SFB[*]}):"
 	sed -n '/^1-2\./,/^  than the socket/p' "$OUT/syscalls_table.txt"
 	echo
 	sed -n '/^6\./,$p' "$OUT/syscalls_table.txt"

@@ -6,7 +6,7 @@
  * round, so drift on a noisy VM spreads over all of them):
  *   none     no program on the syscall hooks
  *   empty    empty programs on the hooks of the attach mode measured
- *            (bpf/sfbench_empty.bpf.c): the floor of that attach mode
+ *            (tests/bench/progs/sfbench_empty.bpf.c): the floor of that attach mode
  *   satfeed  the real engine, loaded by satfeed-loader (--attach MODE) under
  *            a private bpffs root, with the traced worker and 63 idle
  *            processes added by satfeedctl: 64 targets
@@ -36,7 +36,7 @@
  * program run, so the timed runs never have it on.
  *
  * After the three configurations, each round runs the probes of
- * bpf/sfbench_empty.bpf.c: the building blocks of satfeed's sample path, one
+ * tests/bench/progs/sfbench_empty.bpf.c: the building blocks of satfeed's sample path, one
  * at a time on sys_exit, to show where its time goes (tp_btf mode only: the
  * probes are tp_btf programs).
  *
@@ -1015,7 +1015,7 @@ static void run_config(int cfg, int round)
 }
 
 /* ------------------------------------------------------------------ */
-/* the paper's method: bpftrace running tests/listing1.bt on the traced worker */
+/* the paper's method: bpftrace running tests/bench/listing1.bt on the traced worker */
 
 static const char *bt_path(void)
 {
@@ -1191,7 +1191,7 @@ static void empty_add(int p, struct bpf_program *prog)
 }
 
 /*
- * Open and load bpf/sfbench_empty.bpf.c for the attach mode: in tp_btf mode
+ * Open and load tests/bench/progs/sfbench_empty.bpf.c for the attach mode: in tp_btf mode
  * the floor sfb_enter / sfb_exit (and the probes unless --no-probes); in
  * fentry mode the floor sfb_e_<name> / sfb_x_<name> on exactly satfeed's
  * hooks (satfeed_hooks.h), and nothing else.
@@ -1249,7 +1249,7 @@ static void empty_load(void)
 			prog = bpf_object__find_program_by_name(empty->obj,
 								name);
 			if (!prog)
-				die("bpf/sfbench_empty.bpf.c has no program %s",
+				die("tests/bench/progs/sfbench_empty.bpf.c has no program %s",
 				    name);
 			empty_add(p, prog);
 		}
@@ -1300,7 +1300,7 @@ static int teardown(int cfg)
 }
 
 /* ------------------------------------------------------------------ */
-/* probes: where satfeed's time goes (bpf/sfbench_empty.bpf.c)         */
+/* probes: where satfeed's time goes (tests/bench/progs/sfbench_empty.bpf.c)         */
 
 enum {
 	PB_EMPTY, PB_GATE, PB_GATE2, PB_FILTER, PB_HASH, PB_SLOT,
@@ -1331,7 +1331,7 @@ static const char *const pb_label[NR_PB] = {
 };
 static double pb_ns[NR_PB][MAX_ROUNDS];
 
-/* mirrors struct sfb_direct of bpf/sfbench_empty.bpf.c (size checked) */
+/* mirrors struct sfb_direct of tests/bench/progs/sfbench_empty.bpf.c (size checked) */
 struct sfb_direct {
 	__u8 slot1[SATFEED_PID_SLOTS];
 	__u32 tgid[SATFEED_MAX_TARGETS];
@@ -2093,7 +2093,7 @@ static void report(const char *foreign0, int nforeign0, const char *foreign1,
 		double sx = MED(b_own[CFG_SATFEED][P_TPAIR][PR_EXIT], CFG_SATFEED);
 		double sw = MED(b_own[CFG_SATFEED][P_TRW][PR_EXIT], CFG_SATFEED);
 
-		printf("\n5. where the time goes: probes (bpf/sfbench_empty.bpf.c) alone on sys_exit,\n"
+		printf("\n5. where the time goes: probes (tests/bench/progs/sfbench_empty.bpf.c) alone on sys_exit,\n"
 		       "   the traced worker's getppid loop, ns per run of its own syscalls\n");
 		printf("  %-40s %8s %8s\n", "probe", "ns/run", "+gate");
 		for (int pb = 0; pb < NR_PB; pb++) {
@@ -2162,7 +2162,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: sfbench [OPTIONS]\n"
 "Measure satfeed's overhead against no tracing and empty programs on the\n"
-"same hooks, interleaved, and print a table.  Needs root.  tests/bench.sh\n"
+"same hooks, interleaved, and print a table.  Needs root.  tests/bench/bench.sh\n"
 "(make bench) is the usual way to run it.\n"
 "\n"
 "  --quick           short setting (3 rounds, 1/12 of the calls)\n"
@@ -2184,7 +2184,7 @@ static void usage(FILE *f)
 "  --results FILE    also write every figure as 'key value' lines\n"
 "  --raw FILE        and every round's figures, one line per round\n"
 "  --bpftrace SCRIPT add a fourth configuration: bpftrace running SCRIPT (the\n"
-"                    paper's Listing 1, tests/listing1.bt) on the traced worker\n"
+"                    paper's Listing 1, tests/bench/listing1.bt) on the traced worker\n"
 "  --bpftrace-bin P  the bpftrace to run (default: bpftrace from PATH)\n"
 "  --bpftrace-out F  keep bpftrace's output of the last round in F\n"
 "  --bpftrace-wait S seconds bpftrace may take to attach, and to stop (default\n"

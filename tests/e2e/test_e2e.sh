@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/test_e2e.sh - satfeed end to end, issue 2 tests 4 and 5:
+# tests/e2e/test_e2e.sh - satfeed end to end, issue 2 tests 4 and 5:
 #
 #  5. bpftool equality: `bpftool map dump -j` of the pinned maps shows named
 #     fields (BTF) whose values equal `satfeedctl show --json`, window by
@@ -28,10 +28,10 @@
 #     per second) <= -0.9), and the mean at the highest rate below half the
 #     mean at the lowest.
 #
-# Run as root from the repository root:  bash tests/test_e2e.sh
+# Run as root from the repository root:  bash tests/e2e/test_e2e.sh
 # Needs: make all build/sfserver build/sfload, bpftool, python3.
 # RATES and MIN_WINDOWS may be overridden from the environment.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 sf_begin test_e2e "$SFSERVER" "$SFLOAD"
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tests/test_tools.sh - end-to-end tests of tools/sfserver and tools/sfload.
+# tests/e2e/test_tools.sh - end-to-end tests of tools/workload/sfserver and
+# tools/workload/sfload.
 #
 # Builds both tools into a temporary directory, runs sfserver on ephemeral
 # loopback ports and drives it with sfload, and checks the reports, the exit
@@ -9,11 +10,11 @@
 # /usr/bin/memcached exists (under CI=true, as root, it is installed first).
 # Every process started here is killed on every exit path.
 #
-# Usage: tests/test_tools.sh        (from anywhere; about 40 s)
+# Usage: tests/e2e/test_tools.sh        (from anywhere; about 40 s)
 # Exit:  0 when every check passed, 1 otherwise.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sftools.XXXXXX")
 CC=${CC:-gcc}
 CFLAGS="-O2 -g -Wall -Wextra -Werror -pthread"
@@ -144,9 +145,9 @@ WITHIN2+=' and r["replies"] == r["requests"]'
 WITHIN2+=' and 0 < r["p50_us"] <= r["p99_us"] <= r["max_us"]'
 
 # ---- build ----
-if ! $CC $CFLAGS "$ROOT/tools/sfserver.c" -o "$TMP/sfserver" \
+if ! $CC $CFLAGS "$ROOT/tools/workload/sfserver.c" -o "$TMP/sfserver" \
 	>"$TMP/build.out" 2>&1 ||
-   ! $CC $CFLAGS "$ROOT/tools/sfload.c" -o "$TMP/sfload" -lm \
+   ! $CC $CFLAGS "$ROOT/tools/workload/sfload.c" -o "$TMP/sfload" -lm \
 	>>"$TMP/build.out" 2>&1; then
 	not_ok "build sfserver and sfload with -Wall -Wextra -Werror" \
 		"$TMP/build.out"
@@ -197,7 +198,7 @@ int main(void)
 	return h.count == n && h.max == n * 997 ? 0 : 5;
 }
 EOF
-if $CC -O2 -Wall -Wextra -Werror -I"$ROOT/tools" "$TMP/hist_test.c" \
+if $CC -O2 -Wall -Wextra -Werror -I"$ROOT/tools/workload" "$TMP/hist_test.c" \
 	-o "$TMP/hist_test" >"$TMP/hist.out" 2>&1 &&
    "$TMP/hist_test" >>"$TMP/hist.out" 2>&1; then
 	ok "histogram percentiles within 2^-7 above the true value"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # validate.sh - satfeed fidelity validation against real servers.
 #
-#   bash tests/validate.sh            full run: 12 levels per server, 2048-sample
+#   bash tests/validate/validate.sh            full run: 12 levels per server, 2048-sample
 #                                     windows, R^2 reported; rewrites the
 #                                     results part of docs/validation.md
-#   bash tests/validate.sh --quick    short run for `make test` (< 3 min):
+#   bash tests/validate/validate.sh --quick    short run for `make test` (< 3 min):
 #                                     4 levels, 256-sample windows; checks only
 #                                     that the output is well formed
 #
@@ -15,9 +15,9 @@
 # build/validate/: <server>.csv, <server>.csv.capacity, PNG plots, summary.md.
 # Exit status: 0 ok, 1 a run failed or the output is malformed, 2 bad usage.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 # one satfeed test at a time on this machine (tests/lib.sh takes the same lock)
-. tests/lock.sh
+. tests/lib/lock.sh
 sf_take_test_lock || exit 1
 
 QUICK=0
@@ -80,12 +80,12 @@ if [ $QUICK = 1 ]; then
 	WINDOW=256
 	SWEEP=(--levels 4 --windows 4 --min-duration 1 --max-duration 2
 		--cap-duration 0.7 --step 1.6 --warmup 0.3)
-	CMD="bash tests/validate.sh --quick"
+	CMD="bash tests/validate/validate.sh --quick"
 else
 	WINDOW=2048
 	SWEEP=(--levels 12 --windows 6 --min-duration 3 --max-duration 12
 		--cap-duration 1.5 --step 1.25)
-	CMD="bash tests/validate.sh"
+	CMD="bash tests/validate/validate.sh"
 fi
 
 mkdir -p "$OUT"
@@ -111,7 +111,7 @@ wait_port() { # PORT: wait up to 5 s for a listener
 }
 
 sweep() { # NAME PROTO PORT PID
-	python3 tests/validate_report.py sweep --server "$1" --proto "$2" \
+	python3 tests/validate/validate_report.py sweep --server "$1" --proto "$2" \
 		--port "$3" --pid "$4" --csv "$OUT/$1.csv" --bpffs "$ROOT" \
 		--ctl "$CTL" --sfload "$B/sfload" --window "$WINDOW" "${SWEEP[@]}"
 }
@@ -145,7 +145,7 @@ kill "$SPID"
 # --- report ---
 DOC=()
 [ $QUICK = 1 ] || DOC=(--doc docs/validation.md)
-python3 tests/validate_report.py report --outdir "$OUT" \
+python3 tests/validate/validate_report.py report --outdir "$OUT" \
 	--servers memcached sfserver --command "$CMD" "${DOC[@]}" >"$OUT/report.txt"
 cat "$OUT/report.txt"
 for f in memcached sfserver; do

@@ -3,7 +3,7 @@
 #
 # tests/vm/bench.sh - the overhead benchmark of issue 4 in the Debian 6.12
 # guest: satfeed in fentry mode (the mode the development hosts refuse)
-# against the paper's bpftrace method (tests/listing1.bt) and the empty-
+# against the paper's bpftrace method (tests/bench/listing1.bt) and the empty-
 # program floor of the same hooks, then the same in tp_btf mode, side by
 # side in one boot.
 #
@@ -12,7 +12,7 @@
 #      binary and every library ldd lists (about 200 MB unpacked, hence
 #      2 GiB of guest memory)
 #   3. an initramfs with busybox, bash, satfeed-loader, satfeedctl, sfbench,
-#      bpftrace, tests/listing1.bt and guest/bench-guest.sh as /test.sh
+#      bpftrace, tests/bench/listing1.bt and guest/bench-guest.sh as /test.sh
 #   4. boot.sh (QEMU TCG); the guest runs build/sfbench --attach fentry and
 #      --attach tp_btf, each with --bpftrace, and prints tables, results and
 #      rounds between markers on the console
@@ -104,7 +104,7 @@ STAGE=$VM_DIR/bench-stage
 INITRD=$STAGE/initrd.gz
 VM_DIR=$STAGE "$ROOT/tests/vm/mkinitramfs.sh" -o "$INITRD" \
 	-t "$ROOT/tests/vm/guest/bench-guest.sh" "${BINS[@]}" \
-	-f "$ROOT/tests/listing1.bt:/satfeed/"
+	-f "$ROOT/tests/bench/listing1.bt:/satfeed/"
 
 LOG=$VM_DIR/bench-console.log
 rc=0

@@ -18,7 +18,7 @@ vm_need_root() {
 # script: a guest takes a whole CPU for minutes, not beside another test's
 # timings.
 vm_take_test_lock() {
-	. "$ROOT/tests/lock.sh"
+	. "$ROOT/tests/lib/lock.sh"
 	sf_take_test_lock || vm_die "cannot take the test lock"
 }
 

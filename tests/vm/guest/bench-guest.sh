@@ -4,7 +4,7 @@
 # The overhead benchmark of issue 4, run as /test.sh by the guest's /init
 # when tests/vm/bench.sh boots the Debian 6.12 guest: the only kernel here
 # that permits fentry, so satfeed's fentry mode can be measured against the
-# paper's bpftrace method (tests/listing1.bt) and both floors.
+# paper's bpftrace method (tests/bench/listing1.bt) and both floors.
 #
 #   1. mounts what bpftrace and sfbench need if /init did not: tracefs (the
 #      raw_syscalls tracepoints' ids), bpffs (sfbench's private pin root),
