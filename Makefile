@@ -92,14 +92,20 @@ $(OUTPUT)/%.o: tests/kernel/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
 
-$(OUTPUT)/%.o: tests/bench/%.c | $(OUTPUT)
+# sfbench, one file per concern; its objects in a folder of their own
+SFBENCH_SRCS := $(wildcard tests/bench/sfbench/*.c)
+SFBENCH_OBJS := $(patsubst tests/bench/sfbench/%.c,$(OUTPUT)/sfbench-objs/%.o,$(SFBENCH_SRCS))
+
+$(OUTPUT)/sfbench-objs:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/sfbench-objs/%.o: tests/bench/sfbench/%.c | $(OUTPUT)/sfbench-objs
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
 
 # Objects that include the skeleton need it generated first.
 $(OUTPUT)/satfeed-loader.o $(OUTPUT)/test_kernel.o: $(OUTPUT)/satfeed.skel.h
-$(OUTPUT)/sfbench.o: \
-	$(OUTPUT)/satfeed.skel.h $(OUTPUT)/sfbench_empty.skel.h
+$(SFBENCH_OBJS): $(OUTPUT)/satfeed.skel.h $(OUTPUT)/sfbench_empty.skel.h
 
 $(OUTPUT)/satfeed-loader: $(OUTPUT)/satfeed-loader.o $(OUTPUT)/sf_common.o
 	$(call msg,LINK,$@)
@@ -125,7 +131,7 @@ $(OUTPUT)/test_kernel: $(OUTPUT)/test_kernel.o $(OUTPUT)/sf_common.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
 
-$(OUTPUT)/sfbench: $(OUTPUT)/sfbench.o
+$(OUTPUT)/sfbench: $(SFBENCH_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
 
@@ -191,4 +197,4 @@ clean:
 	$(call msg,CLEAN,$(OUTPUT))
 	$(Q)rm -rf $(OUTPUT)
 
--include $(wildcard $(OUTPUT)/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/sfbench-objs/*.d)
