@@ -5,6 +5,7 @@
 # suite that cannot run is a failure, never a skip.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. tests/lib.sh
 
 B=${OUTPUT:-build}
 suites=(
@@ -27,7 +28,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+sf_bpffs_mount || { echo "tests/run.sh: cannot mount bpffs" >&2; exit 1; }
 
 passed=0 failed=0
 failed_names=()
