@@ -61,7 +61,7 @@ static void targets_summary(long long mem)
 	result(en + ex, "bpf.satfeed.traced_event.t_pair");
 	result_opt(a1, "ratio.acct.u_getppid");
 	result_opt(a2, "ratio.acct.u_rw");
-	printf("\nTARGETS (issue 2, %s mode): printed beside the figures, not asserted\n",
+	printf("\nTARGETS (speed and memory, %s mode): printed beside the figures, not asserted\n",
 	       attach_name[o.attach]);
 	printf("  %-36s %-44s %s\n", "target", "figure (median)", "");
 	{
