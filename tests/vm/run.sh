@@ -30,7 +30,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-BUILD=${BUILD:-$ROOT/build}
 REQUIRE_ENGINE=1
 ENGINE_TEST=$ROOT/tests/vm/engine-test.sh
 TIMEOUT=${VM_TIMEOUT:-240}
@@ -41,18 +40,13 @@ while [ $# -gt 0 ]; do
 	--engine-test) ENGINE_TEST=$2; shift ;;
 	-T) TIMEOUT=$2; shift ;;
 	-a) APPEND=$2; shift ;;
-	-h|--help) sed -n '3,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) vm_help; exit 0 ;;
 	*) vm_die "unknown argument '$1' (see --help)" ;;
 	esac
 	shift
 done
 
-start=$(date +%s)
-vm_need_root
-vm_take_test_lock
-
-"$ROOT/tests/vm/setup-kernel.sh"
-. "$VM_DIR/kernel.env"
+vm_begin
 
 vm_log "building kmod-example against $KVER"
 KBUILD_OUT=$BUILD/kmod-example
@@ -94,5 +88,5 @@ rc=0
 "$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$VM_DIR/initrd.gz" -T "$TIMEOUT" \
 	-a "$APPEND" || rc=$?
 grep -E '^# engine-test: cost' "$VM_DIR/console.log" | sed 's/^# /vm: /' >&2 || true
-vm_log "whole vm test: $(( $(date +%s) - start )) s"
+vm_log "whole vm test: $(( $(date +%s) - VM_START )) s"
 exit $rc
