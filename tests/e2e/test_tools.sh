@@ -24,13 +24,7 @@ PASS=0
 FAIL=0
 
 cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do
-		kill "$p" 2>/dev/null || true
-	done
-	for p in "${PIDS[@]}"; do
-		wait "$p" 2>/dev/null || true
-	done
+	sf_stop_children "${PIDS[@]}"
 	rm -rf "$TMP"
 }
 sf_trap_cleanup cleanup

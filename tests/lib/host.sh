@@ -14,6 +14,18 @@ sf_trap_cleanup() {
 	trap 'exit 129' HUP
 }
 
+# sf_stop_children PID...: SIGTERM to each of the script's children, then
+# reap them all (none is left running, none becomes a zombie).
+sf_stop_children() {
+	local p
+	for p in "$@"; do
+		kill "$p" 2>/dev/null || true
+	done
+	for p in "$@"; do
+		wait "$p" 2>/dev/null || true
+	done
+}
+
 # sf_untrap: the traps of sf_trap_cleanup off (first thing in FUNC, so an
 # exit inside it does not run it again).
 sf_untrap() { trap - EXIT INT TERM HUP; }

@@ -61,12 +61,7 @@ PIDS=()
 TMP=$(mktemp -d)
 cleanup() {
 	local rc=$?
-	for p in "${PIDS[@]}"; do
-		kill "$p" 2>/dev/null || true
-	done
-	for p in "${PIDS[@]}"; do
-		wait "$p" 2>/dev/null || true
-	done
+	sf_stop_children "${PIDS[@]}"
 	if [ -e "$ROOT/sf_info" ]; then
 		sf_root_unload "$ROOT" || true
 	fi
