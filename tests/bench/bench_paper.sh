@@ -151,7 +151,7 @@ CAP=0
 for r in 150000 150000; do
 	served=$(load "$r" 1.5 2>/dev/null | jget served_rps) || true
 	[[ $served =~ ^[0-9]+(\.[0-9]+)?$ ]] || fail "capacity run at $r rps gave no report"
-	CAP=$(awk -v a="$CAP" -v b="$served" 'BEGIN { printf "%.0f", a > b ? a : b }')
+	CAP=$(awk -v a="$CAP" -v b="$served" 'BEGIN { printf "%.0f", (a > b ? a : b) }')
 done
 [ "$CAP" -ge 5000 ] || fail "memcached served only $CAP rps when overloaded"
 capsrc="served when overloaded (150000 rps offered, best of 2 x 1.5 s)"
