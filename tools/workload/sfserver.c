@@ -35,7 +35,7 @@
  *	__le64 id; __le64 send_time_ns; __le32 work_us; __le32 flags;
  *	__le64 reserved;
  * The response echoes id and send_time_ns; work_us holds the service time
- * actually spun, flags and reserved are zero (tools/sf_proto.h).
+ * actually spun, flags and reserved are zero (tools/workload/sf_proto.h).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
