@@ -21,7 +21,7 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Werror -std=gnu11 \
-	  -I$(OUTPUT) -Ibpf -Itools -MMD -MP
+	  -I$(OUTPUT) -Ibpf -Itools -Itools/lib -MMD -MP
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	      -I$(OUTPUT) -Ibpf -Itools -MMD -MP
 LDLIBS_BPF := -lbpf -lelf -lz
@@ -69,6 +69,10 @@ $(OUTPUT)/%.o: tools/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
 
+$(OUTPUT)/%.o: tools/lib/%.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
 $(OUTPUT)/%.o: tests/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
@@ -78,7 +82,8 @@ $(OUTPUT)/satfeed-loader.o $(OUTPUT)/test_kernel.o: $(OUTPUT)/satfeed.skel.h
 $(OUTPUT)/sfbench.o: \
 	$(OUTPUT)/satfeed.skel.h $(OUTPUT)/sfbench_empty.skel.h
 
-$(OUTPUT)/satfeed-loader: $(OUTPUT)/satfeed-loader.o $(OUTPUT)/sf_common.o
+$(OUTPUT)/satfeed-loader: $(OUTPUT)/satfeed-loader.o $(OUTPUT)/sf_common.o \
+			  $(OUTPUT)/sf_saferoot.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_BPF) -o $@
 
@@ -147,7 +152,8 @@ uninstall:
 		  $(DESTDIR)$(PREFIX)/sbin/satfeedctl
 
 format:
-	$(Q)clang-format -i bpf/*.[ch] loader/*.[ch] tools/*.[ch] tests/*.[ch]
+	$(Q)clang-format -i bpf/*.[ch] loader/*.[ch] tools/*.[ch] tools/lib/*.[ch] \
+		tests/*.[ch]
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

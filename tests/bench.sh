@@ -50,7 +50,7 @@ BPFFS=/sys/fs/bpf
 ROOT=$BPFFS/sfbench-$$
 mounted=0
 if ! mountpoint -q "$BPFFS"; then
-	mount -t bpf bpf "$BPFFS" || fail "cannot mount bpffs at $BPFFS"
+	mount -t bpf -o mode=0700 bpf "$BPFFS" || fail "cannot mount bpffs at $BPFFS"
 	mounted=1
 fi
 bpffs_before=$(ls -A "$BPFFS")

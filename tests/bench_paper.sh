@@ -73,7 +73,7 @@ ROOT=$BPFFS/sfpaper-$$
 mounted_bpf=0
 mounted_trace=0
 if ! mountpoint -q "$BPFFS"; then
-	mount -t bpf bpf "$BPFFS" || fail "cannot mount bpffs at $BPFFS"
+	mount -t bpf -o mode=0700 bpf "$BPFFS" || fail "cannot mount bpffs at $BPFFS"
 	mounted_bpf=1
 fi
 # bpftrace's tracepoint probes and satfeed's classic mode need tracefs

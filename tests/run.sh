@@ -12,6 +12,7 @@ suites=(
 	"$B/test_kernel"
 	"bash tests/test_tools.sh"
 	"bash tests/test_cli.sh"
+	"bash tests/test_hardening.sh"
 	"bash tests/test_e2e.sh"
 	"bash tests/bench.sh --quick"
 	"bash tests/bench_paper.sh --quick"
@@ -27,7 +28,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+mountpoint -q /sys/fs/bpf || mount -t bpf -o mode=0700 bpf /sys/fs/bpf
 
 passed=0 failed=0
 failed_names=()

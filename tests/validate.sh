@@ -63,7 +63,7 @@ if [ ${#need[@]} -gt 0 ]; then
 		{ apt-get update -q >/dev/null && apt-get install -y -q "${need[@]}" >/dev/null; }
 fi
 make -s all >/dev/null
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+mountpoint -q /sys/fs/bpf || mount -t bpf -o mode=0700 bpf /sys/fs/bpf
 
 # --- cleanup on every path ---
 PIDS=()

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# tests/test_hardening.sh - root tools facing hostile input: a planted symlink
+# in a world-writable bpffs root, a pin root that is not a bpffs, foreign pins
+# next to satfeed's (satfeed-loader unload / load --replace, sfconsumer
+# detach).
+#
+# Run as root from the repository root:  bash tests/test_hardening.sh
+# Needs: make all, bpftool, python3, util-linux (unshare, setpriv); builds
+# kmod-example's sfconsumer (clang, bpftool) when it is not built yet.
+#
+# The whole test runs in a private mount namespace and works in a private
+# bpffs instance mounted there the way a plain `mount -t bpf` does it (root
+# mode 1777, writable by every user): nothing outside is touched.
+if [ "$(id -u)" = 0 ] && [ -z "${SF_HARDENING_NS:-}" ]; then
+	SF_HARDENING_NS=1 exec unshare -m --propagation private bash "$0" "$@"
+fi
+. "$(dirname "$0")/lib.sh"
+
+SFCONSUMER=${SFCONSUMER:-$SF_BUILD/kmod-example/sfconsumer}
+
+sf_begin test_hardening
+
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+MNT=$SF_TMP/bpf
+mkdir "$MNT"
+if ! mount -t bpf bpf "$MNT"; then
+	sf_fail "mount a private bpffs at $MNT"
+	sf_finish
+fi
+ROOT=$MNT/satfeed
+# what a root tool must never touch: a file elsewhere, reachable by symlink
+PRECIOUS=$SF_TMP/precious
+mkdir "$PRECIOUS"
+chmod 0777 "$PRECIOUS"
+echo precious >"$PRECIOUS/a.txt"
+
+precious_intact() {
+	ASSERT_EQ "$1: nothing outside the pins removed" "precious" \
+		"$(cat "$PRECIOUS/a.txt" 2>&1)"
+}
+
+# what is under $ROOT: "path type" items, a symlink's target after its type
+tree() {
+	(cd "$MNT" && find satfeed -printf '%p %y%l\n' 2>/dev/null) |
+		LC_ALL=C sort | tr '\n' ';' | sed 's/;$//'
+}
+
+######################################################################
+sf_log "--- a pin root that is not a bpffs ---"
+PLAIN=$SF_TMP/plain
+mkdir -p "$PLAIN/links" "$PLAIN/progs"
+echo precious >"$PLAIN/links/a.txt"
+echo precious >"$PLAIN/sf_info"
+ASSERT_RC "unload on a plain directory" 1 "$LOADER" --bpffs "$PLAIN" unload
+ASSERT_MSG "unload on a plain directory" "$PLAIN is not on a bpffs: refusing"
+ASSERT_EQ "unload on a plain directory: nothing removed" \
+	"links links/a.txt progs sf_info" \
+	"$(cd "$PLAIN" && find . -mindepth 1 | sed 's|^\./||' | sort | tr '\n' ' ' | sed 's/ $//')"
+
+######################################################################
+sf_log "--- a root planted by another user in a mode-1777 bpffs ---"
+ASSERT_EQ "the private bpffs is world-writable, as a plain mount makes it" \
+	1777 "$(stat -c %a "$MNT")"
+"${NOBODY[@]}" mkdir "$ROOT"
+"${NOBODY[@]}" ln -s "$PRECIOUS" "$ROOT/links"
+"${NOBODY[@]}" ln -s "$PRECIOUS" "$ROOT/progs"
+PLANTED=$(tree)
+ASSERT_RC "unload of a root owned by nobody" 1 "$LOADER" --bpffs "$ROOT" unload
+ASSERT_MSG "unload of a root owned by nobody" "owned by uid 65534, not root: refusing"
+precious_intact "unload of a root owned by nobody"
+ASSERT_EQ "unload of a root owned by nobody: the planted tree is untouched" \
+	"$PLANTED" "$(tree)"
+for opt in "" --replace; do
+	ASSERT_RC "load $opt into a root owned by nobody" 1 "$LOADER" --bpffs "$ROOT" $opt load
+	ASSERT_MSG "load $opt into a root owned by nobody" "owned by uid 65534"
+	precious_intact "load $opt into a root owned by nobody"
+	ASSERT_EQ "load $opt into a root owned by nobody: nothing pinned" \
+		"$PLANTED" "$(tree)"
+	ASSERT_NO_PROGS "load $opt into a root owned by nobody"
+done
+rm -rf "$ROOT"
+
+# a root-owned root that others may write to
+mkdir -m 1777 "$ROOT"
+chmod 1777 "$ROOT"
+ln -s "$PRECIOUS" "$ROOT/links"
+ASSERT_RC "unload of a mode-1777 root" 1 "$LOADER" --bpffs "$ROOT" unload
+ASSERT_MSG "unload of a mode-1777 root" "writable by group or others \(mode 1777\)"
+precious_intact "unload of a mode-1777 root"
+ASSERT_EQ "unload of a mode-1777 root: the symlink is left" "$PRECIOUS" \
+	"$(readlink "$ROOT/links")"
+
+# a trusted root (root's, 0700) with a symlink in it: never followed
+chmod 0700 "$ROOT"
+ASSERT_RC "unload with links -> elsewhere" 1 "$LOADER" --bpffs "$ROOT" unload
+ASSERT_MSG "unload with links -> elsewhere" "left $ROOT/links in place: a symlink, not followed"
+precious_intact "unload with links -> elsewhere"
+ASSERT_EQ "unload with links -> elsewhere: the symlink is left" "$PRECIOUS" \
+	"$(readlink "$ROOT/links")"
+ASSERT_RC "load with links -> elsewhere" 1 "$LOADER" --bpffs "$ROOT" load
+ASSERT_MSG "load with links -> elsewhere" "$ROOT/links is not a directory satfeed made"
+precious_intact "load with links -> elsewhere"
+ASSERT_EQ "load with links -> elsewhere: nothing pinned" \
+	"satfeed d;satfeed/links l$PRECIOUS" "$(tree)"
+ASSERT_NO_PROGS "load with links -> elsewhere"
+rm -rf "$ROOT"
+
+# the root itself a symlink
+mkdir -m 0700 "$SF_TMP/elsewhere"
+echo precious >"$SF_TMP/elsewhere/sf_info"
+ln -s "$SF_TMP/elsewhere" "$ROOT"
+ASSERT_RC "unload of a root that is a symlink" 1 "$LOADER" --bpffs "$ROOT" unload
+ASSERT_MSG "unload of a root that is a symlink" "$ROOT is a symlink: refusing to follow it"
+ASSERT_EQ "unload of a root that is a symlink: its target is untouched" \
+	precious "$(cat "$SF_TMP/elsewhere/sf_info" 2>&1)"
+rm -f "$ROOT"
+
+######################################################################
+sf_log "--- foreign pins next to satfeed's ---"
+ASSERT_OK "load into the private bpffs" "$LOADER" --bpffs "$ROOT" load
+mkdir "$ROOT/other"
+for pin in links/foo other/bar progs/sf_x_bogus; do
+	bpftool map create "$ROOT/$pin" type array key 4 value 4 entries 1 name foreign
+done
+ASSERT_RC "unload with foreign pins" 1 "$LOADER" --bpffs "$ROOT" unload
+for pin in links/foo other progs/sf_x_bogus; do
+	ASSERT_MATCH "unload with foreign pins: reports $pin" \
+		"left $ROOT/$pin in place" "$ERR"
+done
+ASSERT_MATCH "unload with foreign pins: says the root is left" \
+	"left $ROOT in place" "$ERR"
+ASSERT_EQ "unload with foreign pins: exactly the foreign pins survive" \
+	"satfeed d;satfeed/links d;satfeed/links/foo f;satfeed/other d;satfeed/other/bar f;satfeed/progs d;satfeed/progs/sf_x_bogus f" \
+	"$(tree)"
+ASSERT_NO_PROGS "unload with foreign pins: the engine is gone"
+ASSERT_OK "load again next to the foreign pins" "$LOADER" --bpffs "$ROOT" load
+ASSERT_OK "load --replace next to the foreign pins" "$LOADER" --bpffs "$ROOT" --replace load
+ASSERT_EQ "load --replace: the foreign pins survive" 3 \
+	"$(ls "$ROOT/links/foo" "$ROOT/other/bar" "$ROOT/progs/sf_x_bogus" | wc -l)"
+rm "$ROOT/links/foo" "$ROOT/other/bar" "$ROOT/progs/sf_x_bogus"
+rmdir "$ROOT/other"
+ASSERT_OK "unload once the foreign pins are gone" "$LOADER" --bpffs "$ROOT" unload
+ASSERT_MATCH "unload: message" "satfeed unloaded: removed [0-9]+ pins from $ROOT" "$OUT"
+ASSERT_EQ "unload: the root is gone" "" "$(tree)"
+ASSERT_NO_PROGS "after the foreign-pin unload"
+
+######################################################################
+sf_log "--- sfconsumer detach ---"
+if [ ! -x "$SFCONSUMER" ]; then
+	make -s -C kmod-example tool KMOD_OUT="$(dirname "$SFCONSUMER")" \
+		>"$SF_TMP/kmod-build.log" 2>&1
+fi
+if [ ! -x "$SFCONSUMER" ]; then
+	sf_fail "build kmod-example's sfconsumer" "$(tail -20 "$SF_TMP/kmod-build.log")"
+else
+	CPINS=$MNT/consumer
+	"${NOBODY[@]}" mkdir "$CPINS"
+	"${NOBODY[@]}" ln -s "$PRECIOUS/a.txt" "$CPINS/pull"
+	ASSERT_RC "sfconsumer detach of a directory owned by nobody" 1 \
+		"$SFCONSUMER" --bpffs "$ROOT" --pins "$CPINS" detach
+	ASSERT_MSG "sfconsumer detach of a directory owned by nobody" "owned by uid 65534"
+	precious_intact "sfconsumer detach of a directory owned by nobody"
+	ASSERT_EQ "sfconsumer detach of a directory owned by nobody: symlink left" \
+		"$PRECIOUS/a.txt" "$(readlink "$CPINS/pull")"
+	rm -rf "$CPINS"
+
+	mkdir -m 0700 "$CPINS"
+	for pin in push_sf_sys_enter other; do
+		bpftool map create "$CPINS/$pin" type array key 4 value 4 entries 1 name foreign
+	done
+	ln -s "$PRECIOUS/a.txt" "$CPINS/pull"
+	ASSERT_RC "sfconsumer detach with foreign entries" 1 \
+		"$SFCONSUMER" --bpffs "$ROOT" --pins "$CPINS" detach
+	ASSERT_MATCH "sfconsumer detach: reports the symlink" \
+		"left $CPINS/pull in place: a symlink" "$ERR"
+	ASSERT_MATCH "sfconsumer detach: reports the foreign pin" \
+		"left $CPINS/other in place: not a satfeed pin" "$ERR"
+	precious_intact "sfconsumer detach with foreign entries"
+	ASSERT_EQ "sfconsumer detach: only its own pin removed" "other pull" \
+		"$(ls "$CPINS" | tr '\n' ' ' | sed 's/ $//')"
+	rm -rf "$CPINS"
+fi
+
+######################################################################
+umount "$MNT"
+sf_finish
