@@ -41,7 +41,7 @@ endif
 PROGS := $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl \
 	 $(OUTPUT)/sfserver $(OUTPUT)/sfload
 TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_kernel \
-	      $(OUTPUT)/sfbench
+	      $(OUTPUT)/sfbench $(OUTPUT)/test_escape
 
 all: $(PROGS)
 
@@ -73,6 +73,10 @@ $(OUTPUT)/%.o: tools/lib/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
+$(OUTPUT)/%.o: tests/unit/%.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests -c $< -o $@
+
 $(OUTPUT)/%.o: tests/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
@@ -87,7 +91,8 @@ $(OUTPUT)/satfeed-loader: $(OUTPUT)/satfeed-loader.o $(OUTPUT)/sf_common.o \
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_BPF) -o $@
 
-$(OUTPUT)/satfeedctl: $(OUTPUT)/satfeedctl.o $(OUTPUT)/sf_common.o
+$(OUTPUT)/satfeedctl: $(OUTPUT)/satfeedctl.o $(OUTPUT)/sf_common.o \
+		      $(OUTPUT)/sf_escape.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lm -o $@
 
@@ -100,6 +105,10 @@ $(OUTPUT)/sfload: $(OUTPUT)/sfload.o
 	$(Q)$(CC) $(CFLAGS) -pthread $^ -lm -o $@
 
 $(OUTPUT)/test_window_math: $(OUTPUT)/test_window_math.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
+
+$(OUTPUT)/test_escape: $(OUTPUT)/test_escape.o $(OUTPUT)/sf_escape.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
@@ -153,7 +162,7 @@ uninstall:
 
 format:
 	$(Q)clang-format -i bpf/*.[ch] loader/*.[ch] tools/*.[ch] tools/lib/*.[ch] \
-		tests/*.[ch]
+		tests/*.[ch] tests/unit/*.[ch]
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

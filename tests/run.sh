@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 B=${OUTPUT:-build}
 suites=(
 	"$B/test_window_math"
+	"$B/test_escape"
 	"$B/test_kernel"
 	"bash tests/test_tools.sh"
 	"bash tests/test_cli.sh"

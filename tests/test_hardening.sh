@@ -2,7 +2,8 @@
 # tests/test_hardening.sh - root tools facing hostile input: a planted symlink
 # in a world-writable bpffs root, a pin root that is not a bpffs, foreign pins
 # next to satfeed's (satfeed-loader unload / load --replace, sfconsumer
-# detach).
+# detach), and watched processes whose comm holds every byte value (the JSON
+# stays valid UTF-8, the table stays free of control characters).
 #
 # Run as root from the repository root:  bash tests/test_hardening.sh
 # Needs: make all, bpftool, python3, util-linux (unshare, setpriv); builds
@@ -180,6 +181,90 @@ else
 		"$(ls "$CPINS" | tr '\n' ' ' | sed 's/ $//')"
 	rm -rf "$CPINS"
 fi
+
+######################################################################
+sf_log "--- comm bytes a watched process chooses ---"
+# Every byte value 1..255, 15 to a comm (runs of consecutive values never
+# form UTF-8), and a name the kernel cuts mid-character at 15 bytes.  Half
+# are set with prctl(PR_SET_NAME), half by writing /proc/self/comm.
+SET_COMM='
+import ctypes, sys, time
+name = bytes.fromhex(sys.argv[1])
+if sys.argv[2] == "prctl":
+    ctypes.CDLL(None).prctl(15, ctypes.c_char_p(name), 0, 0, 0)
+else:
+    with open("/proc/self/comm", "wb") as f:
+        f.write(name)
+open(sys.argv[3], "w").close()
+time.sleep(600)
+'
+NAMES=()
+for ((b = 1; b < 256; b += 15)); do
+	hex=
+	for ((c = b; c < b + 15 && c < 256; c++)); do
+		hex+=$(printf '%02x' "$c")
+	done
+	NAMES+=("$hex")
+done
+NAMES+=("$(printf '61%.0s' {1..14})e282ac")	# 14 x "a", then a cut U+20AC
+ASSERT_OK "load for the comm checks" "$LOADER" --bpffs "$ROOT" load
+WATCHED=()
+i=0
+for hex in "${NAMES[@]}"; do
+	how=prctl
+	[ $((i % 2)) = 1 ] && how=proc
+	sf_bg python3 -c "$SET_COMM" "$hex" "$how" "$SF_TMP/ready.$i"
+	for _ in $(seq 1 100); do
+		[ -e "$SF_TMP/ready.$i" ] && break
+		sleep 0.05
+	done
+	sf_run "$CTL" --bpffs "$ROOT" add --pid "$BG_PID"
+	[ "$RC" = 0 ] || sf_fail "add --pid $BG_PID (comm $hex)" "$ERR"
+	WATCHED+=("$BG_PID=$hex")
+	i=$((i + 1))
+done
+ASSERT_EQ "every odd-comm process watched" "${#NAMES[@]}" \
+	"$("$CTL" --bpffs "$ROOT" targets --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["targets"]))')"
+
+# strict: the bytes must be UTF-8 and the text JSON; each comm must decode
+# to its first 15 bytes (the kernel's cut), none of which forms a UTF-8
+# sequence here, so each reads as the Latin-1 code point of its value
+CHECK_JSON='
+import json, sys
+doc = sys.stdin.buffer.read()
+j = json.loads(doc.decode("utf-8", errors="strict"))
+got = {t["pid"]: t["comm"] for t in j["targets"]}
+bad = []
+for w in sys.argv[1:]:
+    pid, hexname = w.split("=")
+    want = bytes.fromhex(hexname)[:15].decode("latin-1")
+    if got.get(int(pid)) != want:
+        bad.append("%s: got %r want %r" % (pid, got.get(int(pid)), want))
+print("\n".join(bad) if bad else "ok")
+'
+for cmd in "show --json" "targets --json"; do
+	sf_run "$CTL" --bpffs "$ROOT" $cmd
+	ASSERT_EQ "$cmd: exit 0" 0 "$RC"
+	ASSERT_EQ "$cmd: valid UTF-8 JSON, every comm decodes to its bytes" ok \
+		"$("$CTL" --bpffs "$ROOT" $cmd | python3 -c "$CHECK_JSON" "${WATCHED[@]}" 2>&1 | tail -5)"
+done
+# the table: printable ASCII and newlines only, whatever the comm holds
+CHECK_TEXT='
+import sys
+doc = sys.stdin.buffer.read()
+bad = sorted(set(b for b in doc if not (0x20 <= b < 0x7f or b == 0x0a)))
+print("ok" if doc and not bad else "raw bytes %s" % bad)
+'
+for cmd in show targets; do
+	ASSERT_EQ "$cmd: no control character or raw byte >= 0x80" ok \
+		"$("$CTL" --bpffs "$ROOT" $cmd | python3 -c "$CHECK_TEXT" 2>&1)"
+done
+ASSERT_MATCH "targets: an escaped comm is shown" '\\x1b' \
+	"$("$CTL" --bpffs "$ROOT" targets)"
+for w in "${WATCHED[@]}"; do
+	sf_kill "${w%%=*}"
+done
+ASSERT_OK "unload after the comm checks" "$LOADER" --bpffs "$ROOT" unload
 
 ######################################################################
 umount "$MNT"

@@ -24,6 +24,7 @@
 #include <linux/magic.h>
 #include <bpf/bpf.h>
 #include "sf_common.h"
+#include "sf_escape.h"
 
 #define PROG "satfeedctl"
 
@@ -377,17 +378,7 @@ static int cmd_add(struct sf_pins *p, struct selector *sel, __u32 mask)
 		.added_ns = sf_now_mono_ns(),
 	};
 	if (sel->kind == SATFEED_TARGET_PID) {
-		char path[64];
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/%llu/comm",
-			 (unsigned long long)sel->id);
-		f = fopen(path, "r");
-		if (f) {
-			if (fgets(t.comm, sizeof(t.comm), f))
-				t.comm[strcspn(t.comm, "\n")] = '\0';
-			fclose(f);
-		}
+		sf_read_comm(sel->id, t.comm);
 	} else {
 		snprintf(t.path, sizeof(t.path), "%s", sel->path);
 		t.level = sel->level;
@@ -504,20 +495,20 @@ unlock:
 
 /* ---- output ---- */
 
-static void json_str(const char *s)
+/* s: a target's comm or path, up to max bytes (it may lack a NUL) */
+static void json_str(const char *s, size_t max)
 {
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = *s;
+	char buf[SF_JSON_ESCAPED_LEN(sizeof(((struct satfeed_target *)0)->path))];
 
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
+	sf_json_escape(buf, sizeof(buf), s, max);
+	fputs(buf, stdout);
+}
+
+/* a target's comm or path for the terminal */
+static const char *text_str(char *buf, size_t len, const char *s, size_t max)
+{
+	sf_text_escape(buf, len, s, max);
+	return buf;
 }
 
 static void json_window(const struct satfeed_window *w)
@@ -580,10 +571,10 @@ static void json_target_head(__u32 slot, const struct satfeed_target *t)
 	printf("{\"slot\":%u,", slot);
 	if (t->kind == SATFEED_TARGET_PID) {
 		printf("\"pid\":%llu,\"comm\":", (unsigned long long)t->id);
-		json_str(t->comm);
+		json_str(t->comm, sizeof(t->comm));
 	} else {
 		printf("\"cgroup\":%llu,\"path\":", (unsigned long long)t->id);
-		json_str(t->path);
+		json_str(t->path, sizeof(t->path));
 	}
 	sf_format_syscalls(t->sc_mask, mask, sizeof(mask));
 	printf(",\"state\":\"%s\",\"syscalls\":\"%s\"",
@@ -606,11 +597,15 @@ static void fmt_us(char *buf, size_t len, const struct satfeed_window *w,
 
 static void target_label(char *buf, size_t len, const struct satfeed_target *t)
 {
+	char name[SF_TEXT_ESCAPED_LEN(sizeof(t->path))];
+
 	if (t->kind == SATFEED_TARGET_PID)
 		snprintf(buf, len, "pid %llu %s%s", (unsigned long long)t->id,
-			 t->comm, target_gone(t) ? " (gone)" : "");
+			 text_str(name, sizeof(name), t->comm, sizeof(t->comm)),
+			 target_gone(t) ? " (gone)" : "");
 	else
-		snprintf(buf, len, "cgroup %s", t->path);
+		snprintf(buf, len, "cgroup %s",
+			 text_str(name, sizeof(name), t->path, sizeof(t->path)));
 }
 
 static void ago(char *buf, size_t len, __u64 last)
@@ -744,7 +739,7 @@ static int cmd_targets(struct sf_pins *p, bool json)
 		       "NAME", "STATE", "SYSCALLS");
 	for (__u32 slot = 0; slot < p->info.max_targets; slot++) {
 		struct satfeed_target t;
-		char mask[256];
+		char mask[256], name[SF_TEXT_ESCAPED_LEN(sizeof(t.path))];
 
 		if (read_target(p, slot, &t))
 			return fail(SF_EXIT_ERROR, "cannot read targets: %s",
@@ -762,7 +757,11 @@ static int cmd_targets(struct sf_pins *p, bool json)
 		printf("%-5u %-7s %-20llu %-16s %-7s %s\n", slot,
 		       t.kind == SATFEED_TARGET_PID ? "pid" : "cgroup",
 		       (unsigned long long)t.id,
-		       t.kind == SATFEED_TARGET_PID ? t.comm : t.path,
+		       t.kind == SATFEED_TARGET_PID ?
+			       text_str(name, sizeof(name), t.comm,
+					sizeof(t.comm)) :
+			       text_str(name, sizeof(name), t.path,
+					sizeof(t.path)),
 		       target_gone(&t) ? "gone" : "active", mask);
 	}
 	if (json)
