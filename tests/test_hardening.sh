@@ -2,8 +2,10 @@
 # tests/test_hardening.sh - root tools facing hostile input: a planted symlink
 # in a world-writable bpffs root, a pin root that is not a bpffs, foreign pins
 # next to satfeed's (satfeed-loader unload / load --replace, sfconsumer
-# detach), and watched processes whose comm holds every byte value (the JSON
-# stays valid UTF-8, the table stays free of control characters).
+# detach), watched processes whose comm holds every byte value (the JSON
+# stays valid UTF-8, the table stays free of control characters), and the
+# bundled server's clients (a huge work_us, running it out of fds) and port
+# file (symlinks planted at its path and at the old temporary name).
 #
 # Run as root from the repository root:  bash tests/test_hardening.sh
 # Needs: make all, bpftool, python3, util-linux (unshare, setpriv); builds
@@ -265,6 +267,97 @@ for w in "${WATCHED[@]}"; do
 	sf_kill "${w%%=*}"
 done
 ASSERT_OK "unload after the comm checks" "$LOADER" --bpffs "$ROOT" unload
+
+######################################################################
+sf_log "--- the bundled server facing its clients ---"
+# wait_port FILE: the port sfserver wrote, once it is there
+wait_port() {
+	local _
+	for _ in $(seq 1 100); do
+		[ -s "$1" ] && { cat "$1"; return 0; }
+		sleep 0.05
+	done
+	return 1
+}
+# port file: written through mkstemp beside it and renamed, so neither a
+# symlink planted at the old predictable temporary name (PATH.tmp.PID) nor
+# one at PATH itself leads the write elsewhere
+PFDIR=$SF_TMP/portdir
+mkdir "$PFDIR"
+echo precious >"$SF_TMP/victim"
+ln -s "$SF_TMP/victim" "$PFDIR/port"
+(
+	ln -s "$SF_TMP/victim" "$PFDIR/port.tmp.$BASHPID"
+	exec "$SFSERVER" -q --port 0 --port-file "$PFDIR/port" --duration 0.3
+) >/dev/null
+ASSERT_EQ "port file: the symlinks' target is untouched" precious "$(cat "$SF_TMP/victim")"
+ASSERT_MATCH "port file: a regular file holding the port" '^[0-9]+$' \
+	"$([ -f "$PFDIR/port" ] && [ ! -L "$PFDIR/port" ] && cat "$PFDIR/port")"
+ASSERT_EQ "port file: no temporary file left beside it" port \
+	"$(cd "$PFDIR" && ls -A | grep -v '^port\.tmp\.' | tr '\n' ' ' | sed 's/ $//')"
+rm -rf "$PFDIR"
+
+# SF_CLIENT PORT MODE: a python3 client; "work" asks for 5 s of work in one
+# request; "emfile" holds 12 connections (more than the server's fds allow)
+# for 1.5 s, prints the CPU time the server used meanwhile, closes them and
+# makes one request on a new connection
+SF_CLIENT='
+import os, socket, struct, sys, time
+port, mode = int(sys.argv[1]), sys.argv[2]
+def request(work):
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    t = time.monotonic()
+    s.sendall(struct.pack("<QQII8x", 7, 1, work, 0))
+    r = b""
+    while len(r) < 32:
+        b = s.recv(32 - len(r))
+        if not b:
+            break
+        r += b
+    s.close()
+    return time.monotonic() - t, struct.unpack("<QQII8x", r)[2]
+def cpu_ticks(pid):
+    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return int(f[11]) + int(f[12])
+if mode == "work":
+    took, spun = request(5000000)
+    print("%s %d" % ("fast" if took < 1 else "slow %.1f s" % took, spun))
+else:
+    pid = int(sys.argv[3])
+    held = [socket.create_connection(("127.0.0.1", port)) for _ in range(12)]
+    time.sleep(0.3)
+    t0 = cpu_ticks(pid)
+    time.sleep(1.5)
+    used = cpu_ticks(pid) - t0
+    for s in held:
+        s.close()
+    took, spun = request(0)
+    print("cpu %s served" % ("low" if used < 30 else "%d ticks" % used))
+'
+sf_bg bash -c 'exec "$@" >/dev/null' _ \
+	"$SFSERVER" -q --port 0 --port-file "$SF_TMP/port.work"
+SRV=$BG_PID
+if PORT=$(wait_port "$SF_TMP/port.work"); then
+	ASSERT_EQ "a request asking for 5 s of work gets the 10 ms cap" "fast 10000" \
+		"$(python3 -c "$SF_CLIENT" "$PORT" work 2>&1)"
+else
+	sf_fail "sfserver wrote its port file"
+fi
+sf_kill "$SRV"
+# out of file descriptors: back off, do not spin, recover
+sf_bg bash -c 'ulimit -n 12 && exec "$@" >/dev/null 2>"$0"' "$SF_TMP/emfile.err" \
+	"$SFSERVER" -q --port 0 --port-file "$SF_TMP/port.emfile"
+SRV=$BG_PID
+if PORT=$(wait_port "$SF_TMP/port.emfile"); then
+	ASSERT_EQ "accept out of fds: no spinning, served once fds are free" \
+		"cpu low served" "$(python3 -c "$SF_CLIENT" "$PORT" emfile "$SRV" 2>&1)"
+	ASSERT_MATCH "accept out of fds: said once" \
+		'^sfserver: accept: Too many open files; retrying every 100 ms$' \
+		"$(head -c 4000 "$SF_TMP/emfile.err")"
+else
+	sf_fail "sfserver with 12 fds wrote its port file"
+fi
+sf_kill "$SRV"
 
 ######################################################################
 umount "$MNT"
