@@ -12,6 +12,7 @@ suites=(
 	"$B/test_kernel"
 	"bash tests/test_tools.sh"
 	"bash tests/test_cli.sh"
+	"bash tests/test_report.sh"
 	"bash tests/test_e2e.sh"
 	"bash tests/bench.sh --quick"
 	"bash tests/bench_paper.sh --quick"
