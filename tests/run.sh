@@ -18,6 +18,7 @@ suites=(
 	"bash tests/bench_paper.sh --quick"
 	"bash tests/validate.sh --quick"
 	"bash tests/vm/run.sh"
+	"bash tests/vm/run.sh --kernel trixie7"
 	"bash tests/vm/bench.sh --quick"
 )
 # SATFEED_TESTS="test_kernel test_cli" runs only suites whose text matches.
