@@ -44,7 +44,7 @@ endif
 PROGS := $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl \
 	 $(OUTPUT)/sfserver $(OUTPUT)/sfload
 TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_kernel \
-	      $(OUTPUT)/sfbench $(OUTPUT)/test_escape
+	      $(OUTPUT)/sfbench $(OUTPUT)/test_escape $(OUTPUT)/sf_recursion.bpf.o
 
 # libsatfeed: the user-space side of the consumer contract, linked into
 # every tool and test that opens satfeed's maps

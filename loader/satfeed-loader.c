@@ -26,6 +26,7 @@
 #include <bpf/libbpf.h>
 #include "sf_common.h"
 #include "sf_saferoot.h"
+#include "sf_progstats.h"
 #include "satfeed.skel.h"
 
 #define PROG "satfeed-loader"
@@ -54,7 +55,9 @@ static const char doc[] =
 "           running.  Refused if ROOT already holds a load, unless --replace.\n"
 "  unload   remove every pin load made under ROOT; this detaches the engine.\n"
 "  check    report what the running kernel supports and which attach mode\n"
-"           load would use.  Pins nothing.\n"
+"           load would use, and for an engine pinned under ROOT the runs of\n"
+"           each of its programs the kernel skipped since load (recursion\n"
+"           misses: events missing from the windows).  Pins nothing.\n"
 "\n"
 "ATTACH MODES (cheapest first; auto picks the first that loads and attaches)\n"
 "  fentry   fentry/fexit on the traced syscalls' entry points: only those\n"
@@ -570,6 +573,27 @@ static int cmd_unload(void)
 	return SF_EXIT_OK;
 }
 
+/* The runs of each pinned program the kernel skipped since load. */
+static void check_skips(void)
+{
+	struct sf_prog_stats st[SF_PROG_STATS_MAX];
+	__u64 total;
+	int n;
+
+	n = sf_prog_stats_read(env.root, st, SF_PROG_STATS_MAX, &total);
+	if (n < 0) {
+		printf("skipped runs:  unknown (%s/%s: %s)\n", env.root,
+		       SATFEED_PIN_PROGS, strerror(-n));
+		return;
+	}
+	printf("skipped runs:  %llu since load (recursion misses)%s\n",
+	       (unsigned long long)total,
+	       total ? ": events may be missing from the windows" : "");
+	for (int i = 0; i < n && i < SF_PROG_STATS_MAX; i++)
+		printf("  %-20s %llu\n", st[i].name,
+		       (unsigned long long)st[i].recursion_misses);
+}
+
 static int cmd_check(void)
 {
 	static const __u32 order[] = { SATFEED_ATTACH_FENTRY,
@@ -577,6 +601,7 @@ static int cmd_check(void)
 	char why[512];
 	struct utsname u;
 	__u32 chosen = 0;
+	bool pinned;
 	int fs;
 
 	uname(&u);
@@ -586,12 +611,14 @@ static int cmd_check(void)
 	fs = sf_is_bpffs("/sys/fs/bpf");
 	printf("bpffs:         %s\n", fs == 1 ? "mounted at /sys/fs/bpf" :
 			       "not mounted (load mounts it)");
-	printf("pinned at %s: %s\n", env.root,
-	       access(env.root, F_OK) ? "no" : "yes");
+	pinned = !access(env.root, F_OK);
+	printf("pinned at %s: %s\n", env.root, pinned ? "yes" : "no");
 	if (geteuid()) {
 		printf("attach modes:  unknown (probing needs root)\n");
 		return SF_EXIT_PERM;
 	}
+	if (pinned)
+		check_skips();
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		struct satfeed_bpf *skel = NULL;
 		int err;

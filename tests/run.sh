@@ -15,11 +15,13 @@ suites=(
 	"bash tests/e2e/test_tools.sh"
 	"bash tests/e2e/test_cli.sh"
 	"bash tests/e2e/test_hardening.sh"
+	"bash tests/e2e/test_report.sh"
 	"bash tests/e2e/test_e2e.sh"
 	"bash tests/bench/bench.sh --quick"
 	"bash tests/bench/bench_paper.sh --quick"
 	"bash tests/validate/validate.sh --quick"
 	"bash tests/vm/run.sh"
+	"bash tests/vm/run.sh --kernel trixie7"
 	"bash tests/vm/bench.sh --quick"
 )
 # SATFEED_TESTS="test_kernel test_cli" runs only suites whose text matches.

@@ -11,7 +11,12 @@
 #   test      the host test suites (unit, kernel, CLI, tools, end to end)
 #   bench     the overhead benchmarks (the paper's bpftrace method, memcached)
 #   validate  the fidelity sweeps (memcached, gnuplot)
-#   vm        the QEMU guest pipeline (kernel module build, initramfs)
+#   vm        the QEMU guest pipeline (kernel module build, initramfs), for
+#             both guest kernels: the 7.x one (tests/vm/kernel-trixie7.sh)
+#             also reads ELF tools' glibc needs (binutils' readelf) and
+#             fetches trixie with a private apt state that trusts
+#             debian-archive-keyring; its toolchain comes from trixie
+#             unpacked under build/vm, never installed
 #   fresh     the clean-room check (debootstrap)
 #
 # Idempotent: when everything is installed it returns at once.
@@ -37,7 +42,7 @@ declare -A main=(
 	[bench]="bpftrace memcached python3"
 	[validate]="memcached gnuplot-nox python3 iproute2"
 	[vm]="qemu-system-x86 busybox-static gcc-12 make pahole cpio gzip kmod libc6-dev libssl3 zlib1g
-	      xz-utils bpftrace memcached iproute2"
+	      xz-utils bpftrace memcached iproute2 binutils debian-archive-keyring"
 	[fresh]="debootstrap git ca-certificates"
 )
 # From bookworm-backports, always as one consistent set.

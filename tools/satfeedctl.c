@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include "sf_common.h"
 #include "sf_pins.h"
+#include "sf_progstats.h"
 #include "sf_target.h"
 #include "sf_escape.h"
 
@@ -65,6 +66,14 @@ static const char usage[] =
 "  SD       square root of its exact variance, us\n"
 "  RATE     events per second of the latest window (send: RPS_obs)\n"
 "  LAST     time since the stream's last event\n"
+"\n"
+"SKIPPED RUNS\n"
+"  The kernel skips a run of a tracing program on a CPU where another run\n"
+"  of it has not finished (it counts them: recursion misses); on a kernel\n"
+"  with preemption such a run is an event missing from the windows.  show\n"
+"  and watch warn when the engine's programs have any; watch then marks\n"
+"  each of the last 8 windows: '-' none skipped while it was open, '!' the\n"
+"  count grew around it (it may lack events), '?' not known.\n"
 "\n"
 "EXIT STATUS\n"
 "  0 ok; 1 runtime error; 2 bad argument; 3 satfeed not loaded;\n"
@@ -158,6 +167,74 @@ static int cmd_remove(struct sf_pins *p, const struct args *a)
 	return SF_EXIT_OK;
 }
 
+/* ---- what the kernel skipped ---- */
+
+/* The engine programs' recursion misses, read once per view. */
+struct skips {
+	struct sf_prog_stats prog[SF_PROG_STATS_MAX];
+	int n;			/* programs, or -errno */
+	__u64 total;
+	__u64 stream[SATFEED_NR_STREAMS];
+	__u64 begin_ns;		/* every skip up to here is counted ... */
+	__u64 end_ns;		/* ... and none after here */
+};
+
+static void skips_read(const struct sf_pins *p, struct skips *k)
+{
+	k->begin_ns = sf_now_mono_ns();
+	k->n = sf_prog_stats_read(p->root, k->prog, SF_PROG_STATS_MAX,
+				  &k->total);
+	k->end_ns = sf_now_mono_ns();
+	if (k->n > SF_PROG_STATS_MAX)
+		k->n = SF_PROG_STATS_MAX;
+	if (k->n >= 0)
+		sf_prog_stats_by_stream(k->prog, k->n, k->stream);
+}
+
+/*
+ * One line saying what the kernel skipped, or nothing when it skipped
+ * nothing.  Never quiet about a count it could not read.
+ */
+static void skips_warn(FILE *f, const struct sf_pins *p,
+		       const struct skips *k, const char *prefix)
+{
+	int shown = 0;
+
+	if (k->n < 0) {
+		fprintf(f, "%swarning: cannot read the engine's programs under %s/%s: %s; runs the kernel skipped are not known\n",
+			prefix, p->root, SATFEED_PIN_PROGS, strerror(-k->n));
+		return;
+	}
+	if (!k->total)
+		return;
+	fprintf(f, "%swarning: the kernel skipped %llu runs of the engine's programs since load (",
+		prefix, (unsigned long long)k->total);
+	for (int i = 0; i < k->n; i++) {
+		if (!k->prog[i].recursion_misses)
+			continue;
+		fprintf(f, "%s%s %llu", shown++ ? ", " : "", k->prog[i].name,
+			(unsigned long long)k->prog[i].recursion_misses);
+	}
+	fprintf(f, "): events may be missing from the windows (recursion misses: satfeed-loader check, or bpftool prog show pinned %s/%s/NAME)\n",
+		p->root, SATFEED_PIN_PROGS);
+}
+
+static void json_skips(const struct skips *k)
+{
+	if (k->n < 0) {
+		printf("\"kernel_skipped\":null,");
+		return;
+	}
+	printf("\"kernel_skipped\":{\"total\":%llu,\"read_begin_ns\":%llu,"
+	       "\"read_end_ns\":%llu,\"programs\":{",
+	       (unsigned long long)k->total, (unsigned long long)k->begin_ns,
+	       (unsigned long long)k->end_ns);
+	for (int i = 0; i < k->n; i++)
+		printf("%s\"%s\":%llu", i ? "," : "", k->prog[i].name,
+		       (unsigned long long)k->prog[i].recursion_misses);
+	printf("}},");
+}
+
 /* ---- output ---- */
 
 /* s: a target's comm or path, up to max bytes (it may lack a NUL) */
@@ -189,7 +266,8 @@ static void json_window(const struct satfeed_window *w)
 }
 
 static void json_stream(const char *name, __u32 stream,
-			const struct satfeed_stream *s, __u32 n)
+			const struct satfeed_stream *s, __u32 n,
+			const struct skips *k)
 {
 	const struct satfeed_window *w = satfeed_newest_window(s);
 	__u64 first;
@@ -214,6 +292,11 @@ static void json_stream(const char *name, __u32 stream,
 			printf("\"%s\":null,",
 			       stream == SATFEED_STREAM_SEND ? "rps" : "rate");
 	}
+	if (k->n >= 0)
+		printf("\"kernel_skipped\":%llu,",
+		       (unsigned long long)k->stream[stream]);
+	else
+		printf("\"kernel_skipped\":null,");
 	printf("\"errors\":%llu,\"eagain\":%llu,\"zero_bytes\":%llu,"
 	       "\"not_socket\":%llu,\"windows\":[",
 	       (unsigned long long)s->errors, (unsigned long long)s->eagain,
@@ -283,25 +366,72 @@ static void ago(char *buf, size_t len, __u64 last)
 		snprintf(buf, len, "%.1fs", now > last ? (now - last) / 1e9 : 0);
 }
 
-static int show(struct sf_pins *p, const struct sf_selector *sel, bool json,
-		bool trend)
+/*
+ * The trend of a stream's last 8 windows as a bar each, and in marks[]
+ * what the kernel skipped while each was open (see sf_skip_log_window).
+ */
+static void trend(const struct satfeed_stream *st, __u32 s,
+		  const struct sf_skip_log *log, char bars[9], char marks[9])
 {
 	static const char spark[] = " .:-=+*#%@";
-	bool any = false, first = true;
+	static const char mark[] = { [SF_SKIPS_NONE] = '-',
+				     [SF_SKIPS_NEAR] = '!',
+				     [SF_SKIPS_UNKNOWN] = '?' };
+	__u64 v[8], hi = 0, lo = ~0ULL;
+	int n = 0;
 
-	if (json)
+	for (__u64 q = st->published > 8 ? st->published - 7 : 1;
+	     q && q <= st->published; q++) {
+		const struct satfeed_window *h = satfeed_window_by_seq(st, q);
+
+		v[n] = s == SATFEED_STREAM_POLL ? h->mean_ns : h->rate_milli;
+		hi = v[n] > hi ? v[n] : hi;
+		lo = v[n] < lo ? v[n] : lo;
+		marks[n] = mark[sf_skip_log_window(log, h->start_ns,
+						   h->end_ns)];
+		n++;
+	}
+	for (int i = 0; i < n; i++)
+		bars[i] = spark[hi == lo ? 5 :
+				(int)((v[i] - lo) * 9 / (hi - lo))];
+	bars[n] = '\0';
+	marks[n] = '\0';
+}
+
+/*
+ * show: the latest window of each stream, as a table or (json) as JSON;
+ * watch passes logs[] (one per stream, kept across its refreshes) for the
+ * trend view, which marks each window by what the kernel skipped.
+ */
+static int show(struct sf_pins *p, const struct sf_selector *sel, bool json,
+		struct sf_skip_log *logs)
+{
+	bool any = false, first = true, marked;
+	struct skips k;
+
+	skips_read(p, &k);
+	for (__u32 s = 0; logs && k.n >= 0 && s < SATFEED_NR_STREAMS; s++)
+		sf_skip_log_add(&logs[s], k.begin_ns, k.end_ns, k.stream[s]);
+	/* marks only where the kernel skipped something, or may have */
+	marked = logs && (k.n < 0 || k.total);
+	if (json) {
 		printf("{\"abi_version\":%u,\"attach_mode\":\"%s\","
-		       "\"window_samples\":%u,\"history\":%u,\"targets\":[",
+		       "\"window_samples\":%u,\"history\":%u,",
 		       p->info.abi_version,
 		       sf_attach_name(p->info.attach_mode),
 		       p->info.window_samples, p->info.history);
-	else if (!trend)
+		json_skips(&k);
+		printf("\"targets\":[");
+	} else if (!logs) {
 		printf("%-28s %-6s %6s %6s %10s %10s %11s %7s\n", "TARGET",
 		       "STREAM", "WIN", "PEND", "MEAN(us)", "SD(us)", "RATE/s",
 		       "LAST");
-	else
-		printf("%-28s %-6s %6s %10s %11s  %s\n", "TARGET", "STREAM",
-		       "WIN", "MEAN(us)", "RATE/s", "TREND (last 8 windows)");
+	} else {
+		skips_warn(stdout, p, &k, "");
+		printf("%-28s %-6s %6s %10s %11s  %-22s%s\n", "TARGET",
+		       "STREAM", "WIN", "MEAN(us)", "RATE/s",
+		       "TREND (last 8 windows)", marked ? "  SKIPPED" : "");
+	}
 	for (__u32 slot = 0; slot < p->info.max_targets; slot++) {
 		struct satfeed_stream st[SATFEED_NR_STREAMS];
 		struct satfeed_target t;
@@ -328,7 +458,7 @@ static int show(struct sf_pins *p, const struct sf_selector *sel, bool json,
 			for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
 				putchar(',');
 				json_stream(sf_stream_names[s], s, &st[s],
-					    p->info.window_samples);
+					    p->info.window_samples, &k);
 			}
 			putchar('}');
 			continue;
@@ -346,7 +476,7 @@ static int show(struct sf_pins *p, const struct sf_selector *sel, bool json,
 					 w->rate_milli / 1000.0);
 			else
 				snprintf(rate, sizeof(rate), "-");
-			if (!trend) {
+			if (!logs) {
 				printf("%-28.28s %-6s %6llu %6llu %10s %10s %11s %7s\n",
 				       s ? "" : label, sf_stream_names[s],
 				       (unsigned long long)st[s].published,
@@ -355,35 +485,23 @@ static int show(struct sf_pins *p, const struct sf_selector *sel, bool json,
 				continue;
 			}
 			/* trend: the metric each stream is read for */
-			char bars[9] = "";
-			__u64 v[8], hi = 0, lo = ~0ULL;
-			int n = 0;
+			char bars[9], marks[9];
 
-			for (__u64 q = st[s].published > 8 ?
-					       st[s].published - 7 : 1;
-			     q && q <= st[s].published; q++) {
-				const struct satfeed_window *h =
-					satfeed_window_by_seq(&st[s], q);
-
-				v[n] = s == SATFEED_STREAM_POLL ? h->mean_ns :
-								  h->rate_milli;
-				hi = v[n] > hi ? v[n] : hi;
-				lo = v[n] < lo ? v[n] : lo;
-				n++;
-			}
-			for (int i = 0; i < n; i++)
-				bars[i] = spark[hi == lo ? 5 :
-					(int)((v[i] - lo) * 9 / (hi - lo))];
-			bars[n] = '\0';
-			printf("%-28.28s %-6s %6llu %10s %11s  [%-8s] %s\n",
+			trend(&st[s], s, &logs[s], bars, marks);
+			printf("%-28.28s %-6s %6llu %10s %11s  [%-8s] %-9s",
 			       s ? "" : label, sf_stream_names[s],
 			       (unsigned long long)st[s].published, mean, rate,
 			       bars, s == SATFEED_STREAM_POLL ? "mean wait" :
 							       "rate");
+			if (marked)
+				printf("    [%-8s]", marks);
+			putchar('\n');
 		}
 	}
 	if (json)
 		printf("]}\n");
+	else if (!logs)
+		skips_warn(stderr, p, &k, PROG ": ");
 	if (sel->kind && !any)
 		return fail(SF_EXIT_TARGET, "%s %llu is not watched",
 			    sel->kind == SATFEED_TARGET_PID ? "pid" : "cgroup",
@@ -396,7 +514,7 @@ static int show(struct sf_pins *p, const struct sf_selector *sel, bool json,
 
 static int cmd_show(struct sf_pins *p, const struct args *a)
 {
-	return show(p, &a->sel, a->json, false);
+	return show(p, &a->sel, a->json, NULL);
 }
 
 static int cmd_targets(struct sf_pins *p, const struct args *a)
@@ -449,6 +567,7 @@ static void on_signal(int sig)
 
 static int cmd_watch(struct sf_pins *p, const struct args *a)
 {
+	struct sf_skip_log *logs;
 	struct sf_selector all = {};
 	double interval = a->interval;
 	long count = a->count;
@@ -458,6 +577,11 @@ static int cmd_watch(struct sf_pins *p, const struct args *a)
 	};
 	int err = 0;
 
+	logs = calloc(SATFEED_NR_STREAMS, sizeof(*logs));
+	if (!logs)
+		return fail(SF_EXIT_ERROR, "out of memory");
+	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++)
+		sf_skip_log_init(&logs[s], p->info.load_mono_ns);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	for (long i = 0; !stop && (count <= 0 || i < count); i++) {
@@ -466,13 +590,14 @@ static int cmd_watch(struct sf_pins *p, const struct args *a)
 		printf("satfeed %s, window %u samples — %s\n",
 		       sf_attach_name(p->info.attach_mode),
 		       p->info.window_samples, p->root);
-		err = show(p, &all, false, true);
+		err = show(p, &all, false, logs);
 		fflush(stdout);
 		if (err)
 			break;
 		if (count <= 0 || i + 1 < count)
 			nanosleep(&ts, NULL);
 	}
+	free(logs);
 	return err;
 }
 

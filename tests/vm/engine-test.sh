@@ -8,7 +8,8 @@
 #     with the bundled load generator, and require that satfeed counted
 #     exactly the sends the server says it made, and that
 #     windows * N + pending == calls - 1.
-#  3. BPF cost per attach mode (printed): fentry vs tp_btf, same load.
+#  3. BPF cost per attach mode (printed): fentry vs tp_btf, same load, and
+#     the runs the kernel skipped under it as satfeedctl reports them.
 set -u
 pass=0 fail=0
 ok() { echo "engine-test: ok: $*"; pass=$((pass + 1)); }
@@ -85,6 +86,7 @@ cost() {
 		echo "engine-test: cost $mode $(basename "$p"): $((rt / rc)) ns/run over $rc runs"
 	done
 	echo 0 > /proc/sys/kernel/bpf_stats_enabled
+	skipped "$mode"
 	kill -TERM $SP; wait $SP
 	served=$(sed -n 's/^sfserver: served \([0-9]*\) requests.*/\1/p' /tmp/server.out)
 	[ "${served:-0}" -gt 0 ] && echo "engine-test: cost $mode: $((total / served)) ns of BPF time per request served ($served)"
@@ -92,6 +94,37 @@ cost() {
 		bad "cost: no accounted run time for $mode"
 	satfeed-loader unload >/dev/null
 }
+# skipped MODE: what the kernel skipped under that load (recursion misses,
+# on a preemptible kernel), as the report shows it: satfeedctl's JSON
+# against bpftool's own count read after it (counts only grow), and show's
+# warning whenever the JSON read before it saw any.
+skipped() {
+	local mode=$1 json p name mine theirs total bad_counts=0 err
+	json=$(satfeedctl show --json)
+	total=$(echo "$json" | sed -n 's/.*"kernel_skipped":{"total":\([0-9]*\),.*/\1/p')
+	for p in /sys/fs/bpf/satfeed/progs/*; do
+		name=$(basename "$p")
+		mine=$(echo "$json" | sed -n "s/.*\"programs\":{[^}]*\"$name\":\([0-9]*\).*/\1/p")
+		theirs=$(bpftool prog show pinned "$p" | sed -n 's/.* recursion_misses \([0-9]*\).*/\1/p')
+		theirs=${theirs:-0}
+		[ -n "$mine" ] && [ "$mine" -le "$theirs" ] || {
+			bad_counts=1
+			echo "engine-test: skipped $mode $name: satfeedctl ${mine:-none}, bpftool $theirs"
+		}
+	done
+	echo "engine-test: skipped $mode: ${total:-none} runs since load"
+	[ -n "$total" ] && [ $bad_counts = 0 ] &&
+		ok "skipped $mode: satfeedctl's counts agree with bpftool's" ||
+		bad "skipped $mode: satfeedctl's counts disagree with bpftool's"
+	err=$(satfeedctl show 2>&1 >/dev/null)
+	if [ "${total:-0}" -gt 0 ]; then
+		echo "engine-test: skipped $mode: show says: $err"
+		echo "$err" | grep -q "^satfeedctl: warning: the kernel skipped [0-9]* runs of the engine's programs since load" &&
+			ok "skipped $mode: show warns" ||
+			bad "skipped $mode: no warning from show ($err)"
+	fi
+}
+
 cost fentry
 cost tp_btf
 echo "engine-test: $pass passed, $fail failed"

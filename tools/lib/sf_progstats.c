@@ -5,6 +5,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "satfeed.h"
+#include "sf_common.h"
 #include "sf_progstats.h"
 
 int sf_prog_stats_fd(int fd, struct sf_prog_stats *st)
@@ -75,4 +77,91 @@ int sf_prog_stats_read(const char *root, struct sf_prog_stats *st, int max,
 	if (misses)
 		*misses = sum;
 	return n;
+}
+
+__u32 sf_prog_streams(const char *name)
+{
+	static const char fexit[] = SATFEED_FEXIT_PROG_NAME();
+	static const char fentry[] = SATFEED_FENTRY_PROG_NAME();
+	const __u32 all = (1U << SATFEED_NR_STREAMS) - 1;
+	const __u32 poll = 1U << SATFEED_STREAM_POLL;
+
+	if (!strcmp(name, "sf_sys_enter"))
+		return poll;
+	if (!strcmp(name, "sf_proc_exit"))
+		return 0;
+	for (int i = 0; i < SATFEED_NR_SYSCALLS; i++) {
+		const char *sc = sf_syscalls[i].name;
+		size_t n = sizeof(fexit) - 1;
+
+		if (!strncmp(name, fexit, n) && !strcmp(name + n, sc))
+			return 1U << sf_syscalls[i].family;
+		n = sizeof(fentry) - 1;
+		if (!strncmp(name, fentry, n) && !strcmp(name + n, sc) &&
+		    sf_syscalls[i].family == SATFEED_STREAM_POLL)
+			return poll;
+	}
+	return all;
+}
+
+void sf_prog_stats_by_stream(const struct sf_prog_stats *st, int n,
+			     __u64 skipped[SATFEED_NR_STREAMS])
+{
+	memset(skipped, 0, SATFEED_NR_STREAMS * sizeof(*skipped));
+	for (int i = 0; i < n; i++) {
+		__u32 streams = sf_prog_streams(st[i].name);
+
+		for (int s = 0; s < SATFEED_NR_STREAMS; s++)
+			if (streams & (1U << s))
+				skipped[s] += st[i].recursion_misses;
+	}
+}
+
+void sf_skip_log_init(struct sf_skip_log *log, __u64 load_mono_ns)
+{
+	log->span[0] = (struct sf_skip_span){
+		.since_ns = load_mono_ns,
+		.until_ns = load_mono_ns,
+	};
+	log->n = 1;
+}
+
+void sf_skip_log_add(struct sf_skip_log *log, __u64 begin_ns, __u64 end_ns,
+		     __u64 skipped)
+{
+	struct sf_skip_span *last = &log->span[log->n - 1];
+
+	/* counts only grow: the same count means none between the two */
+	if (last->skipped == skipped) {
+		if (begin_ns > last->until_ns)
+			last->until_ns = begin_ns;
+		return;
+	}
+	if (log->n == SF_SKIP_LOG_LEN) {
+		memmove(log->span, log->span + 1,
+			(SF_SKIP_LOG_LEN - 1) * sizeof(log->span[0]));
+		log->n--;
+	}
+	log->span[log->n++] = (struct sf_skip_span){
+		.since_ns = end_ns,
+		.until_ns = begin_ns,
+		.skipped = skipped,
+	};
+}
+
+enum sf_window_skips sf_skip_log_window(const struct sf_skip_log *log,
+					__u64 start_ns, __u64 end_ns)
+{
+	bool before = false;
+
+	for (unsigned int i = 0; i < log->n; i++) {
+		const struct sf_skip_span *sp = &log->span[i];
+
+		if (sp->since_ns <= start_ns && sp->until_ns >= end_ns)
+			return SF_SKIPS_NONE;
+		before |= sp->since_ns <= start_ns;
+		if (before && sp->until_ns >= end_ns)
+			return SF_SKIPS_NEAR;
+	}
+	return SF_SKIPS_UNKNOWN;
 }
