@@ -118,6 +118,18 @@ $(OUTPUT)/sfbench-objs/%.o: tests/bench/sfbench/%.c | $(OUTPUT)/sfbench-objs
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
 
+# sfserver, one file per concern, with the headers it shares with sfload
+# in tools/workload/; its objects in a folder of their own
+SFSERVER_SRCS := $(wildcard tools/workload/sfserver/*.c)
+SFSERVER_OBJS := $(patsubst tools/workload/sfserver/%.c,$(OUTPUT)/sfserver-objs/%.o,$(SFSERVER_SRCS))
+
+$(OUTPUT)/sfserver-objs:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/sfserver-objs/%.o: tools/workload/sfserver/%.c | $(OUTPUT)/sfserver-objs
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itools/workload -pthread -c $< -o $@
+
 # Objects that include the skeleton need it generated first.
 $(OUTPUT)/satfeed-loader.o: $(OUTPUT)/satfeed.skel.h
 $(OUTPUT)/test_kernel.o: \
@@ -132,7 +144,7 @@ $(OUTPUT)/satfeedctl: $(OUTPUT)/satfeedctl.o $(LIB_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lm -o $@
 
-$(OUTPUT)/sfserver: $(OUTPUT)/sfserver.o
+$(OUTPUT)/sfserver: $(SFSERVER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ -o $@
 
@@ -213,10 +225,12 @@ uninstall:
 
 format:
 	$(Q)clang-format -i bpf/*.[ch] loader/*.[ch] tools/*.[ch] tools/lib/*.[ch] \
-		tools/workload/*.[ch] tests/*/*.[ch] tests/*/progs/*.[ch]
+		tools/workload/*.[ch] tools/workload/*/*.[ch] tests/*/*.[ch] \
+		tests/*/progs/*.[ch]
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))
 	$(Q)rm -rf $(OUTPUT)
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/sfbench-objs/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/sfbench-objs/*.d \
+	$(OUTPUT)/sfserver-objs/*.d)
