@@ -93,10 +93,6 @@ $(OUTPUT)/%.o: tools/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
 
-$(OUTPUT)/%.o: tools/workload/%.c | $(OUTPUT)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
-
 # sf_test.h, the selftests-style checks, lives with the kernel tests and
 # serves the unit test too
 $(OUTPUT)/%.o: tests/unit/%.c | $(OUTPUT)
@@ -118,15 +114,22 @@ $(OUTPUT)/sfbench-objs/%.o: tests/bench/sfbench/%.c | $(OUTPUT)/sfbench-objs
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
 
-# sfserver, one file per concern, with the headers it shares with sfload
-# in tools/workload/; its objects in a folder of their own
+# sfserver and sfload, one file per concern in tools/workload/<tool>/, with
+# the headers they share in tools/workload/; each tool's objects in a folder
+# of their own
 SFSERVER_SRCS := $(wildcard tools/workload/sfserver/*.c)
 SFSERVER_OBJS := $(patsubst tools/workload/sfserver/%.c,$(OUTPUT)/sfserver-objs/%.o,$(SFSERVER_SRCS))
+SFLOAD_SRCS := $(wildcard tools/workload/sfload/*.c)
+SFLOAD_OBJS := $(patsubst tools/workload/sfload/%.c,$(OUTPUT)/sfload-objs/%.o,$(SFLOAD_SRCS))
 
-$(OUTPUT)/sfserver-objs:
+$(OUTPUT)/sfserver-objs $(OUTPUT)/sfload-objs:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/sfserver-objs/%.o: tools/workload/sfserver/%.c | $(OUTPUT)/sfserver-objs
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itools/workload -pthread -c $< -o $@
+
+$(OUTPUT)/sfload-objs/%.o: tools/workload/sfload/%.c | $(OUTPUT)/sfload-objs
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itools/workload -pthread -c $< -o $@
 
@@ -148,7 +151,7 @@ $(OUTPUT)/sfserver: $(SFSERVER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ -o $@
 
-$(OUTPUT)/sfload: $(OUTPUT)/sfload.o
+$(OUTPUT)/sfload: $(SFLOAD_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ -lm -o $@
 
@@ -233,4 +236,4 @@ clean:
 	$(Q)rm -rf $(OUTPUT)
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/sfbench-objs/*.d \
-	$(OUTPUT)/sfserver-objs/*.d)
+	$(OUTPUT)/sfserver-objs/*.d $(OUTPUT)/sfload-objs/*.d)
