@@ -159,6 +159,11 @@ void parse_args(int argc, char **argv)
 		{ "help",	 no_argument,	    NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	static const char *const proto_names[] = {
+		[PROTO_SF] = "sf",
+		[PROTO_MEMCACHED] = "memcached",
+		NULL
+	};
 	double total;
 	int c;
 
@@ -188,13 +193,8 @@ void parse_args(int argc, char **argv)
 						    3600);
 			break;
 		case 'p':
-			if (!strcmp(optarg, "sf"))
-				cfg.proto = PROTO_SF;
-			else if (!strcmp(optarg, "memcached"))
-				cfg.proto = PROTO_MEMCACHED;
-			else
-				sf_die_usage("invalid --proto '%s': expected sf or memcached",
-					     optarg);
+			cfg.proto = sf_parse_choice(optarg, proto_names,
+						    "invalid --proto '%s': expected sf or memcached");
 			break;
 		case 'w':
 			cfg.work_us = sf_parse_ull("--work-us", optarg, 0,
@@ -234,15 +234,8 @@ void parse_args(int argc, char **argv)
 			cfg.allow_any = !optarg;
 			cfg.allow_addr = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case ':':
-			sf_die_usage("option '%s' needs an argument",
-				     argv[optind - 1]);
-			break;
 		default:
-			sf_die_usage("unknown option '%s'", argv[optind - 1]);
+			sf_cli_help_or_die(c, argv, usage);
 		}
 	}
 	if (optind >= argc)

@@ -52,13 +52,6 @@
 
 struct run run = { .done_fd = -1 };
 
-static int epoll_add(int epfd, int fd, void *tag)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = tag };
-
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
-}
-
 int main(int argc, char **argv)
 {
 	unsigned char *value = NULL;
@@ -99,19 +92,16 @@ int main(int argc, char **argv)
 	if (cfg.proto == PROTO_MEMCACHED && mc_preload(value))
 		goto out_free;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	sf_block_stop_signals(&mask);
 	sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	run.done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (sigfd < 0 || run.done_fd < 0 || epfd < 0 ||
-	    epoll_add(epfd, sigfd, &run.stop) ||
-	    epoll_add(epfd, run.done_fd, &run.done_fd))
+	    sf_epoll_add(epfd, sigfd, &run.stop) ||
+	    sf_epoll_add(epfd, run.done_fd, &run.done_fd))
 		goto out_syserr;
 	for (i = 0; i < cfg.connections; i++)
-		if (epoll_add(epfd, run.conns[i].fd, &run.conns[i]))
+		if (sf_epoll_add(epfd, run.conns[i].fd, &run.conns[i]))
 			goto out_syserr;
 
 	/* Give the sender thread time to start before the first deadline. */

@@ -38,6 +38,7 @@
 #include "sf_proto.h"
 #define SF_CLI_PROG "sfload"
 #include "sf_cli.h"
+#include "sf_loop.h"
 #include "sfload_hist.h"
 
 #define NSEC			1000000000ull

@@ -96,6 +96,12 @@ void parse_args(int argc, char **argv)
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	static const char *const io_names[] = {
+		[IO_SENDTO] = "sendto",
+		[IO_RW] = "rw",
+		[IO_MSG] = "msg",
+		NULL
+	};
 	int c;
 
 	opterr = 0;
@@ -120,15 +126,8 @@ void parse_args(int argc, char **argv)
 						   SF_MAX_THREADS);
 			break;
 		case 'i':
-			if (!strcmp(optarg, "sendto"))
-				cfg.io = IO_SENDTO;
-			else if (!strcmp(optarg, "rw"))
-				cfg.io = IO_RW;
-			else if (!strcmp(optarg, "msg"))
-				cfg.io = IO_MSG;
-			else
-				sf_die_usage("invalid --io '%s': expected sendto, rw or msg",
-					     optarg);
+			cfg.io = sf_parse_choice(optarg, io_names,
+						 "invalid --io '%s': expected sendto, rw or msg");
 			break;
 		case 'd':
 			cfg.duration = sf_parse_double("--duration", optarg, 0,
@@ -137,15 +136,8 @@ void parse_args(int argc, char **argv)
 		case 'q':
 			cfg.quiet = true;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case ':':
-			sf_die_usage("option '%s' needs an argument",
-				     argv[optind - 1]);
-			break;
 		default:
-			sf_die_usage("unknown option '%s'", argv[optind - 1]);
+			sf_cli_help_or_die(c, argv, usage);
 		}
 	}
 	if (optind < argc)

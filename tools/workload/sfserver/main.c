@@ -39,13 +39,6 @@
  */
 #include "sfserver.h"
 
-static int epoll_add(int epfd, int fd, void *tag)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = tag };
-
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
-}
-
 int main(int argc, char **argv)
 {
 	unsigned long long start, served = 0, conns = 0;
@@ -58,10 +51,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	/* Block the stop signals in every thread; worker 0 reads signal_fd. */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	if (pthread_sigmask(SIG_BLOCK, &mask, NULL)) {
+	if (sf_block_stop_signals(&mask)) {
 		fprintf(stderr, "sfserver: cannot block signals\n");
 		return 1;
 	}
@@ -93,16 +83,16 @@ int main(int argc, char **argv)
 	for (i = 0; i < cfg.threads; i++) {
 		workers[i].epfd = epoll_create1(EPOLL_CLOEXEC);
 		if (workers[i].epfd < 0 ||
-		    epoll_add(workers[i].epfd, stop_fd, &tag_stop)) {
+		    sf_epoll_add(workers[i].epfd, stop_fd, &tag_stop)) {
 			fprintf(stderr, "sfserver: epoll: %s\n",
 				strerror(errno));
 			goto out_close_fds;
 		}
 	}
-	if (epoll_add(workers[0].epfd, listen_fd, &tag_listen) ||
-	    epoll_add(workers[0].epfd, signal_fd, &tag_signal) ||
-	    epoll_add(workers[0].epfd, timer_fd, &tag_timer) ||
-	    epoll_add(workers[0].epfd, backoff_fd, &tag_backoff)) {
+	if (sf_epoll_add(workers[0].epfd, listen_fd, &tag_listen) ||
+	    sf_epoll_add(workers[0].epfd, signal_fd, &tag_signal) ||
+	    sf_epoll_add(workers[0].epfd, timer_fd, &tag_timer) ||
+	    sf_epoll_add(workers[0].epfd, backoff_fd, &tag_backoff)) {
 		fprintf(stderr, "sfserver: epoll: %s\n", strerror(errno));
 		goto out_close_fds;
 	}

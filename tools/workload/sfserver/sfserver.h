@@ -35,6 +35,7 @@
 #include "sf_proto.h"
 #define SF_CLI_PROG "sfserver"
 #include "sf_cli.h"
+#include "sf_loop.h"
 
 #define SF_MAX_THREADS		256
 #define SF_DEFAULT_PORT		9700
