@@ -57,25 +57,32 @@ int mc_parse(const unsigned char *p, size_t len, size_t *used, bool *is_err,
 	return -1;
 }
 
+/* A memcached set of sfload:key to value at buf; returns its length. */
+static size_t mc_put_set(unsigned char *buf, unsigned int key,
+			 const unsigned char *value)
+{
+	size_t len;
+
+	len = sprintf((char *)buf, "set sfload:%u 0 0 %u\r\n", key,
+		      cfg.value_size);
+	memcpy(buf + len, value, cfg.value_size);
+	len += cfg.value_size;
+	memcpy(buf + len, "\r\n", 2);
+	return len + 2;
+}
+
 size_t build_request(unsigned char *buf, uint64_t i, uint64_t t,
 		     uint64_t *rng, const unsigned char *value)
 {
 	uint32_t key;
-	size_t len;
 
 	if (cfg.proto == PROTO_SF) {
 		sf_msg_put(buf, i, t, cfg.work_us);
 		return SF_MSG_SIZE;
 	}
 	key = (uint32_t)(((rng_next(rng) >> 32) * cfg.keys) >> 32);
-	if (cfg.set_ratio > 0 && rng_unit(rng) <= cfg.set_ratio) {
-		len = sprintf((char *)buf, "set sfload:%u 0 0 %u\r\n", key,
-			      cfg.value_size);
-		memcpy(buf + len, value, cfg.value_size);
-		len += cfg.value_size;
-		memcpy(buf + len, "\r\n", 2);
-		return len + 2;
-	}
+	if (cfg.set_ratio > 0 && rng_unit(rng) <= cfg.set_ratio)
+		return mc_put_set(buf, key, value);
 	return sprintf((char *)buf, "get sfload:%u\r\n", key);
 }
 
@@ -102,15 +109,8 @@ int mc_preload(unsigned char *value)
 		batch = cfg.keys - k < PRELOAD_BATCH ? cfg.keys - k :
 			PRELOAD_BATCH;
 		len = 0;
-		for (i = 0; i < batch; i++) {
-			len += sprintf((char *)buf + len,
-				       "set sfload:%u 0 0 %u\r\n", k + i,
-				       cfg.value_size);
-			memcpy(buf + len, value, cfg.value_size);
-			len += cfg.value_size;
-			memcpy(buf + len, "\r\n", 2);
-			len += 2;
-		}
+		for (i = 0; i < batch; i++)
+			len += mc_put_set(buf + len, k + i, value);
 		run.hard_deadline = sf_now_ns() + CONNECT_TIMEOUT_NS;
 		if (send_all(c->fd, buf, len)) {
 			fprintf(stderr, "sfload: memcached preload: send: %s\n",

@@ -71,6 +71,15 @@ void conn_close(struct conn *c)
 }
 
 /*
+ * After a recv or send that failed with other than EINTR: 0 when the socket
+ * would only have blocked, -1 on an error.
+ */
+static int would_block_or_error(void)
+{
+	return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+}
+
+/*
  * Send what is left of the current response.  Returns 1 when it is all out,
  * 0 when the socket is full (the rest stays in c->out), -1 on error.
  */
@@ -84,9 +93,7 @@ static int conn_flush(struct conn *c)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return 0;
-			return -1;
+			return would_block_or_error();
 		}
 		c->out_off += n;
 	}
@@ -147,9 +154,7 @@ static int conn_readable(struct conn *c)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return 0;
-			return -1;
+			return would_block_or_error();
 		}
 		if (n == 0)
 			return -1;	/* peer closed */
