@@ -93,10 +93,6 @@ $(OUTPUT)/%.o: tools/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
 
-$(OUTPUT)/%.o: tools/workload/%.c | $(OUTPUT)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
-
 # sf_test.h, the selftests-style checks, lives with the kernel tests and
 # serves the unit test too
 $(OUTPUT)/%.o: tests/unit/%.c | $(OUTPUT)
@@ -118,6 +114,25 @@ $(OUTPUT)/sfbench-objs/%.o: tests/bench/sfbench/%.c | $(OUTPUT)/sfbench-objs
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
 
+# sfserver and sfload, one file per concern in tools/workload/<tool>/, with
+# the headers they share in tools/workload/; each tool's objects in a folder
+# of their own
+SFSERVER_SRCS := $(wildcard tools/workload/sfserver/*.c)
+SFSERVER_OBJS := $(patsubst tools/workload/sfserver/%.c,$(OUTPUT)/sfserver-objs/%.o,$(SFSERVER_SRCS))
+SFLOAD_SRCS := $(wildcard tools/workload/sfload/*.c)
+SFLOAD_OBJS := $(patsubst tools/workload/sfload/%.c,$(OUTPUT)/sfload-objs/%.o,$(SFLOAD_SRCS))
+
+$(OUTPUT)/sfserver-objs $(OUTPUT)/sfload-objs:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/sfserver-objs/%.o: tools/workload/sfserver/%.c | $(OUTPUT)/sfserver-objs
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itools/workload -pthread -c $< -o $@
+
+$(OUTPUT)/sfload-objs/%.o: tools/workload/sfload/%.c | $(OUTPUT)/sfload-objs
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itools/workload -pthread -c $< -o $@
+
 # Objects that include the skeleton need it generated first.
 $(OUTPUT)/satfeed-loader.o: $(OUTPUT)/satfeed.skel.h
 $(OUTPUT)/test_kernel.o: \
@@ -132,11 +147,11 @@ $(OUTPUT)/satfeedctl: $(OUTPUT)/satfeedctl.o $(LIB_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lm -o $@
 
-$(OUTPUT)/sfserver: $(OUTPUT)/sfserver.o
+$(OUTPUT)/sfserver: $(SFSERVER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ -o $@
 
-$(OUTPUT)/sfload: $(OUTPUT)/sfload.o
+$(OUTPUT)/sfload: $(SFLOAD_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ -lm -o $@
 
@@ -213,10 +228,12 @@ uninstall:
 
 format:
 	$(Q)clang-format -i bpf/*.[ch] loader/*.[ch] tools/*.[ch] tools/lib/*.[ch] \
-		tools/workload/*.[ch] tests/*/*.[ch] tests/*/progs/*.[ch]
+		tools/workload/*.[ch] tools/workload/*/*.[ch] tests/*/*.[ch] \
+		tests/*/progs/*.[ch]
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))
 	$(Q)rm -rf $(OUTPUT)
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/sfbench-objs/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/sfbench-objs/*.d \
+	$(OUTPUT)/sfserver-objs/*.d $(OUTPUT)/sfload-objs/*.d)

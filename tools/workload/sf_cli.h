@@ -8,20 +8,56 @@
 #define __SF_CLI_H
 
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define SF_CLI_EXIT_BADARGS 2
 
+__attribute__((noreturn))
 static inline void sf_die_usage(const char *fmt, const char *arg)
 {
 	fprintf(stderr, SF_CLI_PROG ": ");
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, " (see " SF_CLI_PROG " --help)\n");
 	exit(SF_CLI_EXIT_BADARGS);
+}
+
+/*
+ * The getopt_long() results that are not a tool's own options: 'h' prints
+ * usage on stdout and exits 0; a missing argument (':', with ':' leading the
+ * optstring) or an unknown option is a bad command line.
+ */
+__attribute__((noreturn))
+static inline void sf_cli_help_or_die(int c, char **argv,
+				      void (*usage)(FILE *f))
+{
+	if (c == 'h') {
+		usage(stdout);
+		exit(0);
+	}
+	if (c == ':')
+		sf_die_usage("option '%s' needs an argument", argv[optind - 1]);
+	sf_die_usage("unknown option '%s'", argv[optind - 1]);
+}
+
+/*
+ * The index of s in names, a NULL-terminated list of an option's words;
+ * any other word is a bad command line, told by bad_fmt (one %s: s).
+ */
+static inline int sf_parse_choice(const char *s, const char *const names[],
+				  const char *bad_fmt)
+{
+	int i;
+
+	for (i = 0; names[i]; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	sf_die_usage(bad_fmt, s);
 }
 
 /* A decimal integer in [min, max]; no sign, no suffix. */

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * conn.c - one connection: read the requests, spin their service time and
+ * answer each with exactly one send, back off to EPOLLOUT when a send would
+ * block; and hand new connections to the workers round-robin.
+ */
+#include "sfserver.h"
+
+static unsigned int next_worker;
+
+/* Busy-spin: clock_gettime() is a vDSO call, so this makes no system call. */
+static void spin_us(unsigned int us)
+{
+	unsigned long long end = sf_now_ns() + us * 1000ull;
+
+	while (sf_now_ns() < end)
+			 ;
+}
+
+static ssize_t conn_recv(int fd, void *buf, size_t len)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	switch (cfg.io) {
+	case IO_RW:
+		return read(fd, buf, len);
+	case IO_MSG:
+		return recvmsg(fd, &msg, 0);
+	default:
+		return recvfrom(fd, buf, len, 0, NULL, NULL);
+	}
+}
+
+static ssize_t conn_send(int fd, const void *buf, size_t len)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	switch (cfg.io) {
+	case IO_RW:
+		return write(fd, buf, len);	/* SIGPIPE is ignored */
+	case IO_MSG:
+		return sendmsg(fd, &msg, MSG_NOSIGNAL);
+	default:
+		return sendto(fd, buf, len, MSG_NOSIGNAL, NULL, 0);
+	}
+}
+
+static int conn_set_events(struct conn *c, unsigned int events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = c };
+
+	return epoll_ctl(c->w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+void conn_close(struct conn *c)
+{
+	struct worker *w = c->w;
+
+	pthread_mutex_lock(&w->lock);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		w->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	pthread_mutex_unlock(&w->lock);
+	close(c->fd);
+	free(c);
+}
+
+/*
+ * After a recv or send that failed with other than EINTR: 0 when the socket
+ * would only have blocked, -1 on an error.
+ */
+static int would_block_or_error(void)
+{
+	return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+}
+
+/*
+ * Send what is left of the current response.  Returns 1 when it is all out,
+ * 0 when the socket is full (the rest stays in c->out), -1 on error.
+ */
+static int conn_flush(struct conn *c)
+{
+	ssize_t n;
+
+	while (c->out_off < c->out_len) {
+		n = conn_send(c->fd, c->out + c->out_off,
+			      c->out_len - c->out_off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return would_block_or_error();
+		}
+		c->out_off += n;
+	}
+	c->out_len = 0;
+	c->out_off = 0;
+	return 1;
+}
+
+/*
+ * Serve every complete request buffered in c->in, one send per request.
+ * Returns 1 when all were answered, 0 when a send would block, -1 on error.
+ */
+static int conn_serve(struct conn *c)
+{
+	const unsigned char *req;
+	unsigned int work;
+	int ret;
+
+	while (c->in_len - c->in_off >= SF_MSG_SIZE) {
+		req = c->in + c->in_off;
+		work = sf_msg_work_us(req);
+		if (!work)
+			work = cfg.work_us;
+		if (work > SF_MAX_WORK_US)
+			work = SF_MAX_WORK_US;
+		if (work)
+			spin_us(work);
+
+		sf_msg_put(c->out, sf_msg_id(req), sf_msg_send_time(req), work);
+		c->out_len = SF_MSG_SIZE;
+		c->out_off = 0;
+		c->in_off += SF_MSG_SIZE;
+		c->w->served++;
+
+		ret = conn_flush(c);
+		if (ret <= 0)
+			return ret;
+	}
+	/* Keep the partial request, if any, at the start of the buffer. */
+	if (c->in_off) {
+		memmove(c->in, c->in + c->in_off, c->in_len - c->in_off);
+		c->in_len -= c->in_off;
+		c->in_off = 0;
+	}
+	return 1;
+}
+
+/* Returns -1 when the connection must be closed. */
+static int conn_readable(struct conn *c)
+{
+	unsigned int reads;
+	ssize_t n;
+	int ret;
+
+	for (reads = 0; reads < MAX_READS_PER_EVENT; reads++) {
+		n = conn_recv(c->fd, c->in + c->in_len,
+			      sizeof(c->in) - c->in_len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return would_block_or_error();
+		}
+		if (n == 0)
+			return -1;	/* peer closed */
+		c->in_len += n;
+		ret = conn_serve(c);
+		if (ret < 0)
+			return -1;
+		if (ret == 0)
+			/* Blocked on send: stop reading until it drains. */
+			return conn_set_events(c, EPOLLOUT);
+	}
+	return 0;
+}
+
+static int conn_writable(struct conn *c)
+{
+	int ret;
+
+	ret = conn_flush(c);
+	if (ret <= 0)
+		return ret;
+	ret = conn_serve(c);
+	if (ret <= 0)
+		return ret;
+	return conn_set_events(c, EPOLLIN);
+}
+
+void conn_event(struct conn *c, unsigned int events)
+{
+	int ret;
+
+	if (c->out_len)
+		ret = (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) ?
+		      conn_writable(c) : 0;
+	else
+		ret = conn_readable(c);
+	if (ret < 0)
+		conn_close(c);
+}
+
+/* Hand a new connection to the next worker, round-robin. */
+int conn_add(int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct worker *w = &workers[next_worker];
+	struct conn *c;
+	int one = 1;
+
+	next_worker = (next_worker + 1) % cfg.threads;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -1;
+	c->kind = EV_CONN;
+	c->fd = fd;
+	c->w = w;
+
+	pthread_mutex_lock(&w->lock);
+	c->next = w->conns;
+	if (w->conns)
+		w->conns->prev = c;
+	w->conns = c;
+	w->accepted++;
+	pthread_mutex_unlock(&w->lock);
+
+	ev.data.ptr = c;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		fprintf(stderr, "sfserver: epoll_ctl: %s\n", strerror(errno));
+		conn_close(c);
+	}
+	return 0;
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * sfserver.h - what the parts of sfserver share: the configuration, a
+ * connection and a worker, the event fds, and each part's entry points.
+ * Internal to tools/workload/sfserver/; main.c describes the server.
+ */
+#ifndef SFSERVER_H
+#define SFSERVER_H
+
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sf_proto.h"
+#define SF_CLI_PROG "sfserver"
+#include "sf_cli.h"
+#include "sf_loop.h"
+
+#define SF_MAX_THREADS		256
+#define SF_DEFAULT_PORT		9700
+#define CONN_BUF_SIZE		4096		/* 128 requests */
+#define MAX_EVENTS		64
+#define MAX_READS_PER_EVENT	16
+/* out of file descriptors: stop accepting this long, then try again */
+#define ACCEPT_BACKOFF_MS	100
+
+#define EXIT_BADARGS		2
+
+enum io_mode {
+	IO_SENDTO,	/* recvfrom(2) / sendto(2) */
+	IO_RW,		/* read(2) / write(2) */
+	IO_MSG,		/* recvmsg(2) / sendmsg(2) */
+};
+
+/* Tags for epoll_event.data.ptr that are not connections. */
+enum ev_kind {
+	EV_LISTEN,
+	EV_SIGNAL,
+	EV_TIMER,
+	EV_BACKOFF,
+	EV_STOP,
+	EV_CONN,
+};
+
+struct conn {
+	enum ev_kind kind;	/* EV_CONN; must be first */
+	int fd;
+	struct worker *w;
+	struct conn *prev, *next;
+	size_t in_len;		/* bytes buffered in in[] */
+	size_t in_off;		/* next unparsed byte in in[] */
+	size_t out_len;		/* unsent bytes of one response in out[] */
+	size_t out_off;
+	unsigned char out[SF_MSG_SIZE];
+	unsigned char in[CONN_BUF_SIZE];
+};
+
+struct worker {
+	int id;
+	int epfd;
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t lock;	/* protects conns (acceptor inserts) */
+	struct conn *conns;
+	unsigned long long served;
+	unsigned long long accepted;
+};
+
+struct config {
+	const char *addr;
+	unsigned int port;
+	const char *port_file;
+	unsigned int work_us;
+	unsigned int threads;
+	double duration;
+	enum io_mode io;
+	bool quiet;
+	struct sockaddr_storage ss;	/* --addr and --port, parsed */
+	socklen_t sslen;
+};
+
+extern struct config cfg;
+
+/* the event loops' fds and epoll tags (loop.c) */
+extern enum ev_kind tag_listen, tag_signal, tag_timer, tag_backoff, tag_stop;
+extern int stop_fd, listen_fd, signal_fd, timer_fd, backoff_fd;
+extern struct worker *workers;
+
+/* args.c */
+void parse_args(int argc, char **argv);
+
+/* conn.c */
+void conn_close(struct conn *c);
+void conn_event(struct conn *c, unsigned int events);
+int conn_add(int fd);
+
+/* loop.c */
+void request_stop(void);
+void *worker_run(void *arg);
+
+/* listen.c */
+int write_port_file(const char *path, unsigned int port);
+int open_listener(void);
+
+#endif /* SFSERVER_H */
