@@ -283,6 +283,8 @@ static int show(struct sf_pins *p, const struct sf_selector *sel, bool json,
 {
 	static const char spark[] = " .:-=+*#%@";
 	bool any = false, first = true;
+	struct sf_target_view v;
+	int err;
 
 	if (json)
 		printf("{\"abi_version\":%u,\"attach_mode\":\"%s\","
@@ -297,23 +299,13 @@ static int show(struct sf_pins *p, const struct sf_selector *sel, bool json,
 	else
 		printf("%-28s %-6s %6s %10s %11s  %s\n", "TARGET", "STREAM",
 		       "WIN", "MEAN(us)", "RATE/s", "TREND (last 8 windows)");
-	for (__u32 slot = 0; slot < p->info.max_targets; slot++) {
-		struct satfeed_stream st[SATFEED_NR_STREAMS];
-		struct satfeed_target t;
+	for (__u32 slot = 0; (err = sf_target_view_next(p, &slot, &v)) > 0;
+	     slot++) {
+		const struct satfeed_stream *st = v.st;
+		const struct satfeed_target t = v.t;
 		char label[160];
 
-		if (sf_target_read(p, slot, &t))
-			return fail(SF_EXIT_ERROR, "cannot read targets: %s",
-				    strerror(errno));
-		if (t.kind == SATFEED_TARGET_FREE ||
-		    !sf_target_matches(&t, sel))
-			continue;
-		for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++)
-			if (sf_stream_read(p, slot, s, &st[s]))
-				return fail(SF_EXIT_ERROR,
-					    "cannot read streams: %s",
-					    strerror(errno));
-		if (st[0].gen != t.gen)	/* being re-added right now */
+		if (!sf_target_matches(&t, sel))
 			continue;
 		any = true;
 		if (json) {
@@ -377,6 +369,9 @@ static int show(struct sf_pins *p, const struct sf_selector *sel, bool json,
 							       "rate");
 		}
 	}
+	if (err)
+		return fail(SF_EXIT_ERROR, "cannot read the windows: %s",
+			    strerror(-err));
 	if (json)
 		printf("]}\n");
 	if (sel->kind && !any)
