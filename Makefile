@@ -48,7 +48,8 @@ TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_kernel \
 
 # libsatfeed: the user-space side of the consumer contract, linked into
 # every tool and test that opens satfeed's maps
-LIB_OBJ := $(addprefix $(OUTPUT)/,sf_common.o sf_pins.o sf_target.o sf_progstats.o)
+LIB_OBJ := $(addprefix $(OUTPUT)/,sf_common.o sf_pins.o sf_target.o sf_progstats.o \
+	   sf_metrics.o)
 
 all: $(PROGS)
 
@@ -127,7 +128,7 @@ $(OUTPUT)/satfeed-loader: $(OUTPUT)/satfeed-loader.o $(LIB_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_BPF) -o $@
 
-$(OUTPUT)/satfeedctl: $(OUTPUT)/satfeedctl.o $(LIB_OBJ)
+$(OUTPUT)/satfeedctl: $(OUTPUT)/satfeedctl.o $(OUTPUT)/sf_export.o $(LIB_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lm -o $@
 
