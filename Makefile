@@ -10,11 +10,15 @@
 #                   (fentry mode)
 #   make check-fresh  clone HEAD into a fresh debootstrapped bookworm and run
 #                   `make run` and `make test` there (downloads a distribution)
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (binaries in $(PREFIX)/sbin,
+#                   systemd units in $(SYSTEMDUNITDIR))
 
 OUTPUT ?= build
 PREFIX ?= /usr/local
 DESTDIR ?=
+# systemd reads units from /usr/local/lib/systemd/system too (systemd.unit(5))
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+UNITS := satfeed-loader.service satfeed-exporter.service
 CLANG ?= clang-19
 LLVM_STRIP ?= llvm-strip-19
 BPFTOOL ?= bpftool
@@ -202,10 +206,18 @@ install: $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/sbin)
 	$(Q)install -d $(DESTDIR)$(PREFIX)/sbin
 	$(Q)install -m 0755 $^ $(DESTDIR)$(PREFIX)/sbin/
+	$(call msg,INSTALL,$(DESTDIR)$(SYSTEMDUNITDIR))
+	$(Q)install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	$(Q)for u in $(UNITS); do \
+		sed 's|@SBINDIR@|$(PREFIX)/sbin|g' tools/systemd/$$u.in \
+			> $(DESTDIR)$(SYSTEMDUNITDIR)/$$u && \
+		chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; \
+	done
 
 uninstall:
 	$(Q)rm -f $(DESTDIR)$(PREFIX)/sbin/satfeed-loader \
-		  $(DESTDIR)$(PREFIX)/sbin/satfeedctl
+		  $(DESTDIR)$(PREFIX)/sbin/satfeedctl \
+		  $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(UNITS))
 
 format:
 	$(Q)clang-format -i bpf/*.[ch] loader/*.[ch] tools/*.[ch] tools/lib/*.[ch] \
