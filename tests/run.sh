@@ -13,6 +13,7 @@ suites=(
 	"$B/test_kernel"
 	"bash tests/e2e/test_tools.sh"
 	"bash tests/e2e/test_cli.sh"
+	"bash tests/e2e/test_export.sh"
 	"bash tests/e2e/test_e2e.sh"
 	"bash tests/bench/bench.sh --quick"
 	"bash tests/bench/bench_paper.sh --quick"
