@@ -48,12 +48,12 @@ endif
 PROGS := $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl \
 	 $(OUTPUT)/sfserver $(OUTPUT)/sfload
 TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_kernel \
-	      $(OUTPUT)/sfbench
+	      $(OUTPUT)/sfbench $(OUTPUT)/test_escape
 
 # libsatfeed: the user-space side of the consumer contract, linked into
 # every tool and test that opens satfeed's maps
 LIB_OBJ := $(addprefix $(OUTPUT)/,sf_common.o sf_pins.o sf_target.o sf_progstats.o \
-	   sf_metrics.o)
+	   sf_saferoot.o sf_escape.o sf_metrics.o)
 
 all: $(PROGS)
 
@@ -145,6 +145,10 @@ $(OUTPUT)/sfload: $(OUTPUT)/sfload.o
 	$(Q)$(CC) $(CFLAGS) -pthread $^ -lm -o $@
 
 $(OUTPUT)/test_window_math: $(OUTPUT)/test_window_math.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
+
+$(OUTPUT)/test_escape: $(OUTPUT)/test_escape.o $(OUTPUT)/sf_escape.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 

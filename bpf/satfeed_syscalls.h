@@ -69,6 +69,14 @@
 #define SATFEED_FEXIT_PROG_NAME(name)	SATFEED_STR(SATFEED_FEXIT_PROG(name))
 #define SATFEED_FENTRY_PROG_NAME(name)	SATFEED_STR(SATFEED_FENTRY_PROG(name))
 
+/*
+ * The engine's other programs, pinned under their names too: the tp_btf
+ * mode's two (every syscall of the machine) and the process-exit hook that
+ * every mode loads.  Together with the per-syscall ones above, this is every
+ * name the loader may pin and unload may remove.
+ */
+#define SATFEED_OTHER_PROG_NAMES "sf_sys_enter", "sf_sys_exit", "sf_proc_exit"
+
 #if !defined(__bpf__) && !defined(__KERNEL__)
 /* user space: the fentry mode attaches to SATFEED_SYSCALL_PREFIX "<name>" */
 #if defined(__x86_64__)

@@ -10,9 +10,11 @@ cd "$(dirname "$0")/.."
 B=${OUTPUT:-build}
 suites=(
 	"$B/test_window_math"
+	"$B/test_escape"
 	"$B/test_kernel"
 	"bash tests/e2e/test_tools.sh"
 	"bash tests/e2e/test_cli.sh"
+	"bash tests/e2e/test_hardening.sh"
 	"bash tests/e2e/test_export.sh"
 	"bash tests/e2e/test_e2e.sh"
 	"bash tests/bench/bench.sh --quick"

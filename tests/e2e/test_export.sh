@@ -167,11 +167,27 @@ done
 SPORT=$(cat "$PORTF" 2>/dev/null)
 [ -n "$SPORT" ] || { sf_fail "sfserver started" "no port file"; sf_finish; }
 ASSERT_OK "add sfserver ($SRV)" "$CTL" add --pid "$SRV"
+# 62 idle targets, and one whose comm holds '"', '\', a newline and a
+# byte that is not UTF-8 (a process names itself as it likes)
+cat >"$SF_TMP/oddcomm.py" <<'EOF'
+import ctypes, sys, time
+ctypes.CDLL(None).prctl(15, b'q"b\\c\nd\xff', 0, 0, 0)
+print("named", flush=True)
+time.sleep(600)
+EOF
 IDLE=()
-for i in $(seq 1 63); do
+python3 "$SF_TMP/oddcomm.py" >"$SF_TMP/oddcomm.out" &
+ODD=$!
+IDLE+=($ODD)
+sf_track $ODD
+for i in $(seq 1 62); do
 	sleep 600 &
 	IDLE+=($!)
 	sf_track $!
+done
+for _ in $(seq 1 50); do
+	grep -q named "$SF_TMP/oddcomm.out" && break
+	sleep 0.1
 done
 added=0
 for p in "${IDLE[@]}"; do
@@ -183,6 +199,10 @@ ASSERT_EQ "64 targets exported" 64 "$(value satfeed_targets)"
 ASSERT_EQ "192 streams exported" 192 "$(grep -c '^satfeed_calls_total{' <<<"$BODY")"
 ASSERT_EQ "the target labels" 1 \
 	"$(value "satfeed_target_info\{kind=\"pid\",target=\"$SRV\",comm=\"sfserver\",slot=\"[0-9]+\",syscalls=\"[a-z0-9_,]+\"\}")"
+
+ODD_LABEL='comm="q\"b\\\\c\\x0ad\\xff"'
+ASSERT_EQ "odd comm: escaped as the terminal shows it, then for the format" 1 \
+	"$(grep -cF "satfeed_target_gone{kind=\"pid\",target=\"$ODD\",$ODD_LABEL} 0" <<<"$BODY")"
 
 # Prometheus: its own config and storage, loopback, a free port
 PPORT=$(sf_free_port)
@@ -252,6 +272,8 @@ ASSERT_EQ "prometheus: the exporter's target is up" 1 \
 	"$(chk query "$PROM" 'up{job="satfeed"}' | awk '{ print $NF }')"
 NSCRAPES=$(chk query "$PROM" 'count_over_time(satfeed_up[15s])' | awk '{ print $NF }')
 ASSERT_EQ "prometheus: >= 10 scrapes in 15 s" yes "$([ "${NSCRAPES:-0}" -ge 10 ] && echo yes || echo "no ($NSCRAPES)")"
+ASSERT_EQ "prometheus: the odd comm stored as the terminal shows it" 'q"b\\c\x0ad\xff' \
+	"$(chk query "$PROM" "satfeed_target_info{target=\"$ODD\"}" | python3 -c 'import json, sys; print(json.loads(sys.stdin.read().rsplit(" ", 1)[0])["comm"])')"
 ASSERT_EQ "prometheus: 64 targets stored" 64 \
 	"$(chk query "$PROM" 'satfeed_targets' | awk '{ print $NF }')"
 sf_run chk windows "$PROM" "$SRV" "$SF_TMP/show-windows.json" 20

@@ -18,12 +18,15 @@
 #include <string.h>
 #include <time.h>
 #include "sf_common.h"
+#include "sf_escape.h"
 #include "sf_metrics.h"
 #include "sf_pins.h"
 #include "sf_progstats.h"
 #include "sf_target.h"
 
 #define MAX_PROGS 16
+/* the longest name in a label: a program's pin name */
+#define LABEL_NAME_MAX sizeof(((struct sf_prog_stats *)0)->name)
 
 /* ---- the buffer ---- */
 
@@ -238,27 +241,20 @@ free_view:
 /* ---- writing ---- */
 
 /*
- * A label value: the text a terminal shows for the name (printable ASCII
- * kept, '\' as "\\", any other byte as "\xHH"), with '\' and '"' escaped
- * as the exposition formats want.  Prometheus wants valid UTF-8 there, and
- * a comm or a cgroup directory name may hold any byte.
+ * A label value: the text a terminal shows for the name (sf_text_escape:
+ * printable ASCII kept, '\' as "\\", any other byte as "\xHH"), with '\'
+ * and '"' escaped as the exposition formats want.  Prometheus wants valid
+ * UTF-8 there, and a comm or a cgroup directory name may hold any byte.
  */
 static void label_value(struct sf_buf *b, const char *s, size_t max)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	char esc[8];
+	char text[SF_TEXT_ESCAPED_LEN(LABEL_NAME_MAX)];
 
-	for (size_t i = 0; i < max && p[i]; i++) {
-		if (p[i] == '\\')
-			sf_buf_put(b, "\\\\\\\\", 4);
-		else if (p[i] == '"')
-			sf_buf_put(b, "\\\"", 2);
-		else if (p[i] >= 0x20 && p[i] < 0x7f)
-			sf_buf_put(b, (const char *)p + i, 1);
-		else {
-			snprintf(esc, sizeof(esc), "\\\\x%02x", p[i]);
-			sf_buf_put(b, esc, 5);
-		}
+	sf_text_escape(text, sizeof(text), s, max);
+	for (const char *p = text; *p; p++) {
+		if (*p == '\\' || *p == '"')
+			sf_buf_put(b, "\\", 1);
+		sf_buf_put(b, p, 1);
 	}
 }
 
