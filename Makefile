@@ -10,11 +10,15 @@
 #                   (fentry mode)
 #   make check-fresh  clone HEAD into a fresh debootstrapped bookworm and run
 #                   `make run` and `make test` there (downloads a distribution)
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (binaries in $(PREFIX)/sbin,
+#                   systemd units in $(SYSTEMDUNITDIR))
 
 OUTPUT ?= build
 PREFIX ?= /usr/local
 DESTDIR ?=
+# systemd reads units from /usr/local/lib/systemd/system too (systemd.unit(5))
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+UNITS := satfeed-loader.service satfeed-exporter.service
 CLANG ?= clang-19
 LLVM_STRIP ?= llvm-strip-19
 BPFTOOL ?= bpftool
@@ -49,7 +53,7 @@ TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_kernel \
 # libsatfeed: the user-space side of the consumer contract, linked into
 # every tool and test that opens satfeed's maps
 LIB_OBJ := $(addprefix $(OUTPUT)/,sf_common.o sf_pins.o sf_target.o sf_progstats.o \
-	   sf_saferoot.o sf_escape.o)
+	   sf_saferoot.o sf_escape.o sf_metrics.o)
 
 all: $(PROGS)
 
@@ -143,7 +147,7 @@ $(OUTPUT)/satfeed-loader: $(OUTPUT)/satfeed-loader.o $(LIB_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_BPF) -o $@
 
-$(OUTPUT)/satfeedctl: $(OUTPUT)/satfeedctl.o $(LIB_OBJ)
+$(OUTPUT)/satfeedctl: $(OUTPUT)/satfeedctl.o $(OUTPUT)/sf_export.o $(LIB_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lm -o $@
 
@@ -221,10 +225,18 @@ install: $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/sbin)
 	$(Q)install -d $(DESTDIR)$(PREFIX)/sbin
 	$(Q)install -m 0755 $^ $(DESTDIR)$(PREFIX)/sbin/
+	$(call msg,INSTALL,$(DESTDIR)$(SYSTEMDUNITDIR))
+	$(Q)install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	$(Q)for u in $(UNITS); do \
+		sed 's|@SBINDIR@|$(PREFIX)/sbin|g' tools/systemd/$$u.in \
+			> $(DESTDIR)$(SYSTEMDUNITDIR)/$$u && \
+		chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; \
+	done
 
 uninstall:
 	$(Q)rm -f $(DESTDIR)$(PREFIX)/sbin/satfeed-loader \
-		  $(DESTDIR)$(PREFIX)/sbin/satfeedctl
+		  $(DESTDIR)$(PREFIX)/sbin/satfeedctl \
+		  $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(UNITS))
 
 format:
 	$(Q)clang-format -i bpf/*.[ch] loader/*.[ch] tools/*.[ch] tools/lib/*.[ch] \

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "sf_common.h"
+#include "sf_export.h"
 #include "sf_pins.h"
 #include "sf_progstats.h"
 #include "sf_target.h"
@@ -54,6 +55,16 @@ static const char usage[] =
 "  watch [--interval SECONDS] [--count N]\n"
 "        refresh a view every SECONDS (default 1): one line per target and\n"
 "        stream, with the trend of the last 8 windows; Ctrl-C ends it.\n"
+"  export [--listen ADDR:PORT [--allow-remote]] [--textfile DIR\n"
+"         [--interval SECONDS]]\n"
+"        serve the windows to Prometheus at http://ADDR:PORT/metrics\n"
+"        (default " SF_EXPORT_DEFAULT_LISTEN "; text format 0.0.4, or OpenMetrics\n"
+"        1.0 when the scraper's Accept header asks for it), and/or write\n"
+"        DIR/" SF_EXPORT_TEXTFILE " every SECONDS (default 1) for node_exporter's\n"
+"        textfile collector.  ADDR is an IPv4 address, [an IPv6 address]\n"
+"        or localhost; one that is not loopback needs --allow-remote.\n"
+"        Port 0 picks a free port (printed).  Runs until SIGINT/SIGTERM;\n"
+"        while the engine is not loaded or not readable, satfeed_up is 0.\n"
 "\n"
 "OPTIONS\n"
 "  -b, --bpffs DIR   pin root of the engine (default " SATFEED_DEFAULT_ROOT ")\n"
@@ -88,12 +99,16 @@ static const char usage[] =
 
 /* Everything the command line says, parsed before any pin is opened. */
 struct args {
+	const char *root;	/* --bpffs */
 	struct sf_selector sel;	/* --pid / --cgroup; FREE with --all */
 	bool all;		/* --all */
 	bool json;		/* --json */
 	__u32 sc_mask;		/* syscalls that count (add) */
 	double interval;	/* --interval, seconds */
 	long count;		/* --count, 0: until interrupted */
+	const char *listen;	/* --listen */
+	bool allow_remote;	/* --allow-remote */
+	const char *textfile;	/* --textfile */
 };
 
 static int fail(int code, const char *fmt, ...)
@@ -407,7 +422,9 @@ static int show(struct sf_pins *p, const struct sf_selector *sel, bool json,
 		struct sf_skip_log *logs)
 {
 	bool any = false, first = true, marked;
+	struct sf_target_view v;
 	struct skips k;
+	int err;
 
 	skips_read(p, &k);
 	for (__u32 s = 0; logs && k.n >= 0 && s < SATFEED_NR_STREAMS; s++)
@@ -432,23 +449,13 @@ static int show(struct sf_pins *p, const struct sf_selector *sel, bool json,
 		       "STREAM", "WIN", "MEAN(us)", "RATE/s",
 		       "TREND (last 8 windows)", marked ? "  SKIPPED" : "");
 	}
-	for (__u32 slot = 0; slot < p->info.max_targets; slot++) {
-		struct satfeed_stream st[SATFEED_NR_STREAMS];
-		struct satfeed_target t;
+	for (__u32 slot = 0; (err = sf_target_view_next(p, &slot, &v)) > 0;
+	     slot++) {
+		const struct satfeed_stream *st = v.st;
+		const struct satfeed_target t = v.t;
 		char label[160];
 
-		if (sf_target_read(p, slot, &t))
-			return fail(SF_EXIT_ERROR, "cannot read targets: %s",
-				    strerror(errno));
-		if (t.kind == SATFEED_TARGET_FREE ||
-		    !sf_target_matches(&t, sel))
-			continue;
-		for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++)
-			if (sf_stream_read(p, slot, s, &st[s]))
-				return fail(SF_EXIT_ERROR,
-					    "cannot read streams: %s",
-					    strerror(errno));
-		if (st[0].gen != t.gen)	/* being re-added right now */
+		if (!sf_target_matches(&t, sel))
 			continue;
 		any = true;
 		if (json) {
@@ -498,6 +505,9 @@ static int show(struct sf_pins *p, const struct sf_selector *sel, bool json,
 			putchar('\n');
 		}
 	}
+	if (err)
+		return fail(SF_EXIT_ERROR, "cannot read the windows: %s",
+			    strerror(-err));
 	if (json)
 		printf("]}\n");
 	else if (!logs)
@@ -601,12 +611,29 @@ static int cmd_watch(struct sf_pins *p, const struct args *a)
 	return err;
 }
 
+static int cmd_export(struct sf_pins *p, const struct args *a)
+{
+	struct sf_export_opts o = {
+		.root = a->root,
+		.listen = a->listen,
+		.allow_remote = a->allow_remote,
+		.textfile = a->textfile,
+		.interval = a->interval,
+	};
+
+	if (!o.listen && !o.textfile)
+		o.listen = SF_EXPORT_DEFAULT_LISTEN;
+	return sf_export_run(&o);
+}
+
 /* ---- the command table ---- */
 
 enum cmd_flags {
 	CMD_TARGET = 1 << 0,	/* needs --pid or --cgroup */
 	CMD_ALL = 1 << 1,	/* ... or --all */
 	CMD_FAMILIES = 1 << 2,	/* takes --send, --recv, --poll */
+	CMD_EXPORT = 1 << 3,	/* takes --listen, --allow-remote, --textfile;
+				 * opens the pins itself, on every scrape */
 };
 
 struct cmd {
@@ -621,6 +648,7 @@ static const struct cmd cmds[] = {
 	{ "targets", cmd_targets, 0 },
 	{ "show", cmd_show, 0 },
 	{ "watch", cmd_watch, 0 },
+	{ "export", cmd_export, CMD_EXPORT },
 };
 
 #define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))
@@ -656,6 +684,9 @@ static const struct option long_opts[] = {
 	{ "all", no_argument, NULL, 'a' },
 	{ "interval", required_argument, NULL, 'i' },
 	{ "count", required_argument, NULL, 'n' },
+	{ "listen", required_argument, NULL, 'l' },
+	{ "allow-remote", no_argument, NULL, 'r' },
+	{ "textfile", required_argument, NULL, 't' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
 };
@@ -722,6 +753,20 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 			if (*end || a->count < 1)
 				return fail(SF_EXIT_USAGE, "--count must be a positive integer");
 			break;
+		case 'l':
+		case 'r':
+		case 't':
+			if (!(c->flags & CMD_EXPORT))
+				return fail(SF_EXIT_USAGE, "--%s only applies to export",
+					    opt == 'l' ? "listen" :
+					    opt == 'r' ? "allow-remote" : "textfile");
+			if (opt == 'l')
+				a->listen = optarg;
+			else if (opt == 'r')
+				a->allow_remote = true;
+			else
+				a->textfile = optarg;
+			break;
 		default:
 			return help_or_usage(opt);
 		}
@@ -780,9 +825,12 @@ int main(int argc, char **argv)
 		return fail(SF_EXIT_USAGE, "unknown command '%s'; see --help",
 			    argv[optind]);
 	optind++;
+	a.root = root;
 	err = parse_args(argc, argv, c, &a);
 	if (err >= 0)
 		return err;
+	if (c->flags & CMD_EXPORT)
+		return c->func(NULL, &a);
 
 	err = sf_pins_open(&pins, root, why, sizeof(why));
 	if (err)

@@ -278,6 +278,32 @@ int sf_stream_read(const struct sf_pins *p, __u32 slot, __u32 stream,
 		       -errno : 0;
 }
 
+int sf_target_view_next(const struct sf_pins *p, __u32 *slot,
+			struct sf_target_view *v)
+{
+	for (; *slot < p->info.max_targets; (*slot)++) {
+		bool whole = true;
+		int err;
+
+		err = sf_target_read(p, *slot, &v->t);
+		if (err)
+			return err;
+		if (v->t.kind == SATFEED_TARGET_FREE)
+			continue;
+		for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
+			err = sf_stream_read(p, *slot, s, &v->st[s]);
+			if (err)
+				return err;
+			whole = whole && v->st[s].gen == v->t.gen;
+		}
+		if (!whole)	/* being re-added right now */
+			continue;
+		v->slot = *slot;
+		return 1;
+	}
+	return 0;
+}
+
 int sf_stream_reset(const struct sf_pins *p, __u32 slot, __u32 stream,
 		    __u32 gen)
 {

@@ -78,6 +78,27 @@ int sf_target_read(const struct sf_pins *p, __u32 slot,
 int sf_stream_read(const struct sf_pins *p, __u32 slot, __u32 stream,
 		   struct satfeed_stream *s);
 
+/* One watched target with its streams, as sf_target_view_next() reads it. */
+struct sf_target_view {
+	__u32 slot;
+	struct satfeed_target t;
+	struct satfeed_stream st[SATFEED_NR_STREAMS];
+};
+
+/*
+ * The next watched target from slot *slot on, with its three streams each
+ * copied under its lock: the one reader of the windows that every consumer
+ * (show, watch, export) goes through.  A target whose slot is being reused
+ * while it is read (a stream of another generation) is skipped.  Returns 1
+ * with *v filled and *slot at its slot, 0 when no target is left, or -errno
+ * of a failed read.  Iterate with
+ *
+ *	for (__u32 slot = 0; (err = sf_target_view_next(p, &slot, &v)) > 0;
+ *	     slot++)
+ */
+int sf_target_view_next(const struct sf_pins *p, __u32 *slot,
+			struct sf_target_view *v);
+
 /*
  * Empty the stream for generation gen, under its lock: the engine drops
  * every event of another generation from then on.  0 or -errno.

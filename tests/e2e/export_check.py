@@ -1,0 +1,204 @@
+"""export_check.py - the HTTP side of tests/e2e/test_export.sh.
+
+  fetch URL [METHOD] [ACCEPT]
+      one request; prints the status, the Content-Type, a blank line and
+      the body
+  windows PROM TARGET SHOW_JSON SECONDS
+      the samples Prometheus scraped over the last SECONDS for TARGET
+      (a pid), scrape by scrape: every scrape whose window sequence is
+      still in `satfeedctl show --json`'s history must carry exactly that
+      window's mean, variance and rate
+  counters PROM TARGET SHOW_JSON
+      the latest scraped counters and gauges of TARGET equal show --json's
+  query PROM PROMQL
+      an instant query; prints "LABELS VALUE" per series
+  slow URL IDLE PARTIAL NOREAD
+      open IDLE connections that send nothing, PARTIAL that send half a
+      request, NOREAD that send a whole request and never read the answer,
+      then time one ordinary scrape while they are all open; prints
+      "status S ms T"
+  latency URL N
+      N scrapes one after the other; prints the mean and the maximum in ms
+
+Every value is compared as the double the exposition's decimal parses to:
+the exporter prints an exact decimal (an integer over a power of ten),
+Prometheus parses it to the nearest double and returns that double's
+shortest representation, which float() reads back unchanged; the
+expected double is computed from show --json's exact integers with
+Fraction, rounded once.
+"""
+import http.client
+import json
+import socket
+import sys
+import time
+import urllib.parse
+import urllib.request
+from fractions import Fraction
+
+STREAMS = ("send", "recv", "poll")
+
+
+def fetch(url, method="GET", accept=None, timeout=10):
+    u = urllib.parse.urlsplit(url)
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
+    headers = {"Accept": accept} if accept else {}
+    c.request(method, u.path or "/", headers=headers)
+    r = c.getresponse()
+    body = r.read().decode()
+    c.close()
+    return r.status, r.getheader("Content-Type", ""), body
+
+
+def query(prom, promql, at=None):
+    q = {"query": promql}
+    if at is not None:
+        q["time"] = "%.3f" % at
+    with urllib.request.urlopen(prom + "/api/v1/query?" +
+                                urllib.parse.urlencode(q), timeout=10) as r:
+        j = json.load(r)
+    if j.get("status") != "success":
+        raise SystemExit("query %s: %s" % (promql, j))
+    return j["data"]["result"]
+
+
+def by_stream(result):
+    """{stream: {timestamp: value string}} of a range query's matrix."""
+    out = {}
+    for series in result:
+        s = series["metric"].get("stream")
+        out[s] = {ts: v for ts, v in series["values"]}
+    return out
+
+
+def show_target(path, target):
+    with open(path) as f:
+        show = json.load(f)
+    for t in show["targets"]:
+        if str(t.get("pid")) == target:
+            return t
+    raise SystemExit("target %s not in %s" % (target, path))
+
+
+def windows(prom, target, show_path, seconds):
+    t = show_target(show_path, target)
+    sel = '{target="%s"}[%ss]' % (target, seconds)
+    seqs = by_stream(query(prom, "satfeed_windows_total" + sel))
+    means = by_stream(query(prom, "satfeed_window_mean_seconds" + sel))
+    variances = by_stream(query(prom,
+                                "satfeed_window_variance_seconds_squared" +
+                                sel))
+    rates = by_stream(query(prom, "satfeed_window_rate_per_second" + sel))
+    fails = 0
+    for s in STREAMS:
+        hist = {w["seq"]: w for w in t[s]["windows"]}
+        checked, distinct = 0, set()
+        for ts, v in sorted(seqs.get(s, {}).items()):
+            seq = int(float(v))
+            if seq not in hist:
+                continue
+            w = hist[seq]
+            want = {"mean": Fraction(w["mean_ns"], 10**9),
+                    "variance": Fraction(w["var_ns2"], 10**18)}
+            got = {"mean": means.get(s, {}).get(ts),
+                   "variance": variances.get(s, {}).get(ts)}
+            if s != "poll":
+                want["rate"] = Fraction(str(w["rate"]))
+                got["rate"] = rates.get(s, {}).get(ts)
+            for k in want:
+                if got[k] is None or float(got[k]) != float(want[k]):
+                    print("FAIL %s window %d (scrape at %s): %s scraped %s, "
+                          "show --json %s" % (s, seq, ts, k, got[k],
+                                              float(want[k])))
+                    fails += 1
+            checked += 1
+            distinct.add(seq)
+        print("%s scrapes %d windows %d" % (s, checked, len(distinct)))
+    return fails
+
+
+COUNTERS = [
+    ("satfeed_windows_total", "seq", STREAMS),
+    ("satfeed_window_pending_samples", "pending", STREAMS),
+    ("satfeed_calls_total", "calls", STREAMS),
+    ("satfeed_errors_total", "errors", STREAMS),
+    ("satfeed_eagain_total", "eagain", STREAMS),
+    ("satfeed_zero_byte_calls_total", "zero_bytes", ("send", "recv")),
+    ("satfeed_not_socket_calls_total", "not_socket", ("send", "recv")),
+]
+
+
+def counters(prom, target, show_path):
+    t = show_target(show_path, target)
+    fails = checked = 0
+    for metric, field, streams in COUNTERS:
+        got = {r["metric"]["stream"]: r["value"][1]
+               for r in query(prom, '%s{target="%s"}' % (metric, target))}
+        for s in streams:
+            if got.get(s) is None or int(float(got[s])) != t[s][field]:
+                print("FAIL %s{stream=%s}: scraped %s, show --json %s=%s" %
+                      (metric, s, got.get(s), field, t[s][field]))
+                fails += 1
+            checked += 1
+    print("checked %d" % checked)
+    return fails
+
+
+def slow(url, idle, partial, noread):
+    u = urllib.parse.urlsplit(url)
+    held = []
+    for i in range(idle + partial + noread):
+        c = socket.create_connection((u.hostname, u.port))
+        if i >= idle + partial:
+            c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        elif i >= idle:
+            c.sendall(b"GET /metr")
+        held.append(c)
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    try:
+        status, _, body = fetch(url, timeout=5)
+    except OSError as e:
+        status = "error(%s)" % e
+    ms = (time.monotonic() - t0) * 1000
+    for c in held:
+        c.close()
+    print("status %s ms %.1f" % (status, ms))
+
+
+def latency(url, n):
+    times = []
+    for _ in range(n):
+        t0 = time.monotonic()
+        fetch(url)
+        times.append((time.monotonic() - t0) * 1000)
+    print("mean_ms %.2f max_ms %.2f" % (sum(times) / n, max(times)))
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "fetch":
+        status, ctype, body = fetch(args[0], *(args[1:2] or ["GET"]),
+                                    accept=args[2] if len(args) > 2 else None)
+        print(status)
+        print(ctype)
+        print()
+        sys.stdout.write(body)
+    elif cmd == "windows":
+        sys.exit(1 if windows(*args) else 0)
+    elif cmd == "counters":
+        sys.exit(1 if counters(*args) else 0)
+    elif cmd == "query":
+        for r in query(args[0], args[1]):
+            print(json.dumps(r["metric"], sort_keys=True), r["value"][1])
+    elif cmd == "slow":
+        slow(args[0], *map(int, args[1:4]))
+    elif cmd == "latency":
+        latency(args[0], int(args[1]))
+    else:
+        raise SystemExit("unknown command " + cmd)
+
+
+if __name__ == "__main__":
+    main()
