@@ -265,9 +265,38 @@ static __always_inline int sf_wait_enter(__u32 sc)
 	return 0;
 }
 
-static __always_inline void sf_count(__u32 slot, __u32 stream, long ret)
+/*
+ * The stream of slot when it still belongs to generation gen, for the
+ * counters updated without the lock.  A removed target's thread can still be
+ * in a wait (or between sf_find_target() and here) when its slot is given to
+ * a new target: its event must not reach the new target's counters.
+ *
+ * The check is one load before the atomic add, not the lock.  What remains:
+ * a reuse that completes between this load and the add (satfeedctl's remove
+ * and add: a dozen bpf() calls under the root's flock, among them the locked
+ * reset of this very stream) still bumps one counter of the new target.  It
+ * takes a run of this program stalled for that long between two adjacent
+ * instructions (a preemptible hook, from 7.x, or a descheduled vCPU), costs
+ * at most one count of a diagnostic counter per stalled run, and never
+ * reaches a sample or a window (sf_account() checks under the lock).
+ * Closing it would put the lock pair on every failed call, EAGAIN included:
+ * one per request in a non-blocking server.
+ */
+static __always_inline struct satfeed_stream *sf_stream_of_gen(__u32 slot,
+								__u32 stream,
+								__u32 gen)
 {
 	struct satfeed_stream *s = sf_stream(slot, stream);
+
+	if (!s || *(volatile __u32 *)&s->gen != gen)
+		return NULL;
+	return s;
+}
+
+static __always_inline void sf_count(__u32 slot, __u32 stream, __u32 gen,
+				     long ret)
+{
+	struct satfeed_stream *s = sf_stream_of_gen(slot, stream, gen);
 
 	if (!s)
 		return;
@@ -305,7 +334,7 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 		start = w->start_ns;
 		w->start_ns = 0;
 		if (ret < 0) {
-			sf_count(w->slot, SATFEED_STREAM_POLL, ret);
+			sf_count(w->slot, SATFEED_STREAM_POLL, w->gen, ret);
 			return 0;
 		}
 		now = bpf_ktime_get_ns();
@@ -320,7 +349,9 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 					       SATFEED_STREAM_SEND;
 	if (SATFEED_SC_SOCKET_FD & (1U << sc)) {
 		if (!sf_fd_is_socket(task, sf_regs_arg0(regs))) {
-			struct satfeed_stream *s = sf_stream(hit.slot, stream);
+			struct satfeed_stream *s;
+
+			s = sf_stream_of_gen(hit.slot, stream, hit.gen);
 
 			if (s)
 				__sync_fetch_and_add(&s->not_socket, 1);
@@ -328,7 +359,7 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 		}
 	}
 	if (ret <= 0) {
-		sf_count(hit.slot, stream, ret);
+		sf_count(hit.slot, stream, hit.gen, ret);
 		return 0;
 	}
 	sf_account(hit.slot, stream, hit.gen, bpf_ktime_get_ns(), true, 0);

@@ -17,6 +17,8 @@
  *                Where the kernel skipped runs of the hooks (recursion
  *                misses: a run preempted on a CPU blocks the others there),
  *                the calls not counted must be covered by those misses.
+ *  stale_wait:   a wait that fails after its target's slot was reused does
+ *                not count as the new target's failed wait.
  *  proc_exit:    a watched child that exits is marked gone and unindexed.
  *
  * Uses the skeleton directly and pins nothing; its maps are read and
@@ -24,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -142,7 +145,20 @@ static void feed(struct satfeed_test_bpf *feeder, __u32 slot, __u32 stream,
 	feeder->bss->sf_test_in.stream = stream;
 	feeder->bss->sf_test_in.gen = 1;
 	feeder->bss->sf_test_in.raw = raw;
+	feeder->bss->sf_test_in.count = 0;
 	feeder->bss->sf_test_in.value = value;
+	syscall(SYS_getppid);
+}
+
+/* A failed or empty call of generation gen returning ret, to sf_count(). */
+static void feed_count(struct satfeed_test_bpf *feeder, __u32 slot,
+		       __u32 stream, __u32 gen, long ret)
+{
+	feeder->bss->sf_test_in.slot = slot;
+	feeder->bss->sf_test_in.stream = stream;
+	feeder->bss->sf_test_in.gen = gen;
+	feeder->bss->sf_test_in.count = 1;
+	feeder->bss->sf_test_in.value = (__u64)ret;
 	syscall(SYS_getppid);
 }
 
@@ -299,6 +315,22 @@ static void test_window_feed(__u32 shift)
 	ASSERT_OK(read_stream(&p, slot, SATFEED_STREAM_RECV, &st, true),
 		  "read");
 	ASSERT_EQ(st.calls, 2, "stale generation ignored");
+	/* nor does it reach the counters kept outside the lock */
+	feed_count(feeder, slot, SATFEED_STREAM_RECV, 2, 0);
+	feed_count(feeder, slot, SATFEED_STREAM_RECV, 2, -EAGAIN);
+	feed_count(feeder, slot, SATFEED_STREAM_RECV, 2, -EINTR);
+	ASSERT_OK(read_stream(&p, slot, SATFEED_STREAM_RECV, &st, true),
+		  "read");
+	ASSERT_EQ(st.zero_bytes + st.eagain + st.errors, 0,
+		  "stale generation counted as a failed or empty call");
+	feed_count(feeder, slot, SATFEED_STREAM_RECV, 1, 0);
+	feed_count(feeder, slot, SATFEED_STREAM_RECV, 1, -EAGAIN);
+	feed_count(feeder, slot, SATFEED_STREAM_RECV, 1, -EINTR);
+	ASSERT_OK(read_stream(&p, slot, SATFEED_STREAM_RECV, &st, true),
+		  "read");
+	ASSERT_EQ(st.zero_bytes, 1, "empty call of the current generation");
+	ASSERT_EQ(st.eagain, 1, "EAGAIN of the current generation");
+	ASSERT_EQ(st.errors, 1, "error of the current generation");
 out:
 	satfeed_test_bpf__destroy(feeder);
 	satfeed_bpf__destroy(skel);
@@ -501,6 +533,122 @@ destroy:
 	satfeed_bpf__destroy(skel);
 }
 
+/* ---- stale_wait ---- */
+
+static int waiter_pipe[2];
+static volatile pid_t waiter_tid;
+
+static void on_wake(int sig)
+{
+}
+
+/* Block in poll() until a signal interrupts it; return its errno. */
+static void *waiter(void *arg)
+{
+	struct pollfd pfd = { .fd = waiter_pipe[0], .events = POLLIN };
+
+	waiter_tid = gettid();
+	return (void *)(long)(poll(&pfd, 1, -1) < 0 ? errno : 0);
+}
+
+/* Is thread tid blocked in syscall nr? */
+static bool blocked_in(pid_t tid, long nr)
+{
+	char path[64];
+	long cur = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fscanf(f, "%ld", &cur) != 1)
+		cur = -1;
+	fclose(f);
+	return cur == nr;
+}
+
+/* Start the waiter; true once it sleeps inside poll(). */
+static bool start_waiter(pthread_t *t)
+{
+	waiter_tid = 0;
+	if (pthread_create(t, NULL, waiter, NULL))
+		return false;
+	for (int i = 0; i < 5000; i++) {
+		if (waiter_tid && blocked_in(waiter_tid, SYS_poll))
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/* Interrupt the waiter: the errno its poll() failed with. */
+static int stop_waiter(pthread_t t)
+{
+	void *rv;
+
+	pthread_kill(t, SIGUSR1);
+	pthread_join(t, &rv);
+	return (int)(long)rv;
+}
+
+/*
+ * A wait that ends with EINTR after its target was removed and the slot
+ * given to a new target must not count as the new target's failed wait;
+ * the same wait of the new target must.
+ */
+static void test_stale_wait(void)
+{
+	static const char *const progs[] = { "sf_sys_enter", "sf_sys_exit",
+					     NULL };
+	struct sf_selector self = { .kind = SATFEED_TARGET_PID,
+				    .id = getpid() };
+	struct sigaction sa = { .sa_handler = on_wake };	/* no restart */
+	struct satfeed_target before, after;
+	struct satfeed_stream st;
+	struct satfeed_bpf *skel;
+	int slot, again, n;
+	struct sf_pins p;
+	char why[512];
+	pthread_t t;
+
+	if (!ASSERT_OK(sigaction(SIGUSR1, &sa, NULL), "sigaction") ||
+	    !ASSERT_OK(pipe(waiter_pipe), "pipe"))
+		return;
+	skel = open_engine(SATFEED_WINDOW_SHIFT, progs);
+	if (!skel)
+		goto close_pipe;
+	if (!engine_maps(skel, &p) ||
+	    !ASSERT_OK(watch_self(&p, &slot), "watch self") ||
+	    !ASSERT_OK(sf_target_read(&p, slot, &before), "read target"))
+		goto destroy;
+	if (!ASSERT_TRUE(start_waiter(&t), "waiter never blocked in poll"))
+		goto destroy;
+	ASSERT_TRUE(!sf_target_remove(&p, &self, &n, why, sizeof(why)),
+		    "remove: %s", why);
+	ASSERT_OK(watch_self(&p, &again), "watch self again");
+	ASSERT_OK(sf_target_read(&p, again, &after), "read target");
+	ASSERT_EQ(again, slot, "the slot is reused");
+	ASSERT_EQ(after.gen, before.gen + 1, "a new generation");
+	ASSERT_EQ(stop_waiter(t), EINTR, "stale wait interrupted");
+	ASSERT_OK(read_stream(&p, slot, SATFEED_STREAM_POLL, &st, true),
+		  "read");
+	ASSERT_EQ(st.errors, 0, "a stale wait's EINTR counted in the new "
+		  "target's poll errors");
+
+	if (!ASSERT_TRUE(start_waiter(&t), "waiter never blocked in poll"))
+		goto destroy;
+	ASSERT_EQ(stop_waiter(t), EINTR, "wait interrupted");
+	ASSERT_OK(read_stream(&p, slot, SATFEED_STREAM_POLL, &st, true),
+		  "read");
+	ASSERT_EQ(st.errors, 1, "the target's own failed wait");
+destroy:
+	satfeed_bpf__destroy(skel);
+close_pipe:
+	close(waiter_pipe[0]);
+	close(waiter_pipe[1]);
+}
+
 /* ---- proc_exit ---- */
 
 static void test_proc_exit(void)
@@ -556,6 +704,7 @@ int main(int argc, char **argv)
 	test_window_feed(SATFEED_WINDOW_SHIFT);
 	test_window_feed(SATFEED_WINDOW_SHIFT_MAX);
 	test_concurrency();
+	test_stale_wait();
 	test_proc_exit();
 	return sf_test_summary("test_kernel");
 }
