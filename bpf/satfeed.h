@@ -146,7 +146,8 @@ enum satfeed_target_kind {
 
 enum satfeed_target_state {
 	SATFEED_STATE_ACTIVE = 0,
-	SATFEED_STATE_GONE = 1,		/* the process exited */
+	SATFEED_STATE_GONE = 1,		/* the process exited, the cgroup
+					 * was removed */
 };
 
 /* satfeed_target: one slot of sf_targets, owned by satfeedctl. */
@@ -157,7 +158,7 @@ struct satfeed_target {
 	__u32 gen;		/* bumped each time the slot is reused */
 	__u32 sc_mask;		/* bits of enum satfeed_syscall that count */
 	__u64 added_ns;		/* when it was added */
-	__u64 gone_ns;		/* when the process exited, 0 while alive */
+	__u64 gone_ns;		/* when it exited or was removed, 0 before */
 	__u32 level;		/* cgroup: depth below the cgroup2 root */
 	__u32 reserved;
 	char comm[16];		/* process name at add time ("" for cgroups) */

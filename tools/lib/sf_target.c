@@ -27,6 +27,8 @@
 
 /* Cgroup depths the config can tell apart (satfeed_target.level % this). */
 #define NR_LEVELS 64
+/* Room for a cgroup's path in its target entry, with the terminating NUL. */
+#define PATH_ROOM sizeof(((struct satfeed_target *)0)->path)
 
 int sf_root_lock(const char *root)
 {
@@ -55,6 +57,29 @@ static int cgroup_id(const char *path, __u64 *id)
 		return -errno;
 	*id = h.cgid;
 	return 0;
+}
+
+/*
+ * Can the engine watch the cgroup at this depth, and the target keep its
+ * path (relative to the cgroup2 mount) whole?  The config tells NR_LEVELS
+ * depths apart and satfeed_target.path holds 95 characters.
+ */
+static int cgroup_watchable(const char *arg, int level, const char *rel,
+			    char *why, size_t len)
+{
+	size_t n = strlen(rel);
+
+	if (level >= NR_LEVELS) {
+		snprintf(why, len, "%s is %d levels below the cgroup2 root; satfeed watches cgroups up to depth %d",
+			 arg, level, NR_LEVELS - 1);
+		return SF_EXIT_USAGE;
+	}
+	if (n >= PATH_ROOM) {
+		snprintf(why, len, "%s: its path below the cgroup2 mount is %zu characters; satfeed keeps at most %zu",
+			 arg, n, PATH_ROOM - 1);
+		return SF_EXIT_USAGE;
+	}
+	return SF_EXIT_OK;
 }
 
 int sf_selector_cgroup(const char *arg, struct sf_selector *sel, char *why,
@@ -88,6 +113,14 @@ int sf_selector_cgroup(const char *arg, struct sf_selector *sel, char *why,
 			break;
 		level++;
 	}
+	/* the part below the mount point: the last `level` components */
+	slash = real + strlen(real);
+	for (int i = 0; i < level && slash > real; i++)
+		while (--slash > real && *slash != '/')
+			;
+	err = cgroup_watchable(arg, level, level ? slash : "/", why, len);
+	if (err)
+		return err;
 	err = cgroup_id(real, &sel->id);
 	if (err) {
 		snprintf(why, len, "cannot get the cgroup id of %s: %s", arg,
@@ -96,11 +129,6 @@ int sf_selector_cgroup(const char *arg, struct sf_selector *sel, char *why,
 	}
 	sel->kind = SATFEED_TARGET_CGROUP;
 	sel->level = level;
-	/* the part below the mount point: the last `level` components */
-	slash = real + strlen(real);
-	for (int i = 0; i < level && slash > real; i++)
-		while (--slash > real && *slash != '/')
-			;
 	snprintf(sel->path, sizeof(sel->path), "%s", level ? slash : "/");
 	return SF_EXIT_OK;
 }
