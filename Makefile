@@ -117,9 +117,14 @@ $(OUTPUT)/test_window_math: $(OUTPUT)/test_window_math.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
-$(OUTPUT)/test_kernel: $(OUTPUT)/test_kernel.o $(LIB_OBJ)
+# test_kernel runs it (and test_cli.sh): a 32-bit target, gcc-multilib
+$(OUTPUT)/test_kernel: $(OUTPUT)/test_kernel.o $(LIB_OBJ) | $(OUTPUT)/sfcompat32
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
+
+$(OUTPUT)/sfcompat32: tests/kernel/sfcompat32.c | $(OUTPUT)
+	$(call msg,CC-M32,$@)
+	$(Q)$(CC) -m32 -O2 -Wall -Wextra -Werror -std=gnu11 $< -o $@
 
 $(OUTPUT)/sfbench: $(OUTPUT)/sfbench.o
 	$(call msg,LINK,$@)

@@ -205,7 +205,7 @@ static __always_inline bool sf_find_target(struct satfeed_config *cfg,
  * the CO-RE offset is not 0 and the helper is used instead.
  */
 static __always_inline bool sf_fd_is_socket(struct task_struct *task,
-					    unsigned long fd)
+					    unsigned int fd)
 {
 	struct fdtable *fdt = task->files->fdt;
 	struct file **fds, *f = NULL;
@@ -244,6 +244,27 @@ static __always_inline long sf_regs_nr(struct pt_regs *regs)
 #endif
 }
 
+/*
+ * Is the current syscall a 32-bit (compat) one?  Its number and arguments
+ * follow the ia32 table (brk is 45, recvfrom's number on x86-64; socket
+ * calls may come through socketcall), so the tp_btf hooks, which see every
+ * entry, must not read it as a native call.  fentry mode never sees one:
+ * compat calls enter through the __ia32_sys_* wrappers, not the
+ * __x64_sys_* it hooks.  Asked only once a watched target matched.
+ * TS_COMPAT is 0x0002 in thread_info.status from 6.12 to 7.x (a #define,
+ * not in BTF); x32 calls carry bit 30 in their number and fall outside the
+ * table already.
+ */
+#define SF_TS_COMPAT 0x0002
+static __always_inline bool sf_compat_syscall(struct task_struct *task)
+{
+#if defined(__TARGET_ARCH_x86)
+	return task->thread_info.status & SF_TS_COMPAT;
+#else
+	return false;	/* arm64 AArch32 tasks: not handled yet */
+#endif
+}
+
 /* A wait syscall (poll family) begins on the current thread. */
 static __always_inline int sf_wait_enter(__u32 sc)
 {
@@ -253,7 +274,7 @@ static __always_inline int sf_wait_enter(__u32 sc)
 	struct sf_wait *w;
 
 	if (!cfg || !sf_find_target(cfg, task, &hit) ||
-	    !(hit.sc_mask & (1U << sc)))
+	    !(hit.sc_mask & (1U << sc)) || sf_compat_syscall(task))
 		return 0;
 	w = bpf_task_storage_get(&sf_poll_start, task, NULL,
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -326,7 +347,7 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 
 		/* most waits on a machine are not a target's: skip the
 		 * task storage lookup for them */
-		if (!sf_maybe_target(cfg, task))
+		if (!sf_maybe_target(cfg, task) || sf_compat_syscall(task))
 			return 0;
 		w = bpf_task_storage_get(&sf_poll_start, task, NULL, 0);
 		if (!w || !w->start_ns)
@@ -343,12 +364,15 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 		return 0;
 	}
 
-	if (!sf_find_target(cfg, task, &hit) || !(hit.sc_mask & (1U << sc)))
+	if (!sf_find_target(cfg, task, &hit) || !(hit.sc_mask & (1U << sc)) ||
+	    sf_compat_syscall(task))
 		return 0;
 	stream = sc >= SATFEED_SC_RECV_FIRST ? SATFEED_STREAM_RECV :
 					       SATFEED_STREAM_SEND;
 	if (SATFEED_SC_SOCKET_FD & (1U << sc)) {
-		if (!sf_fd_is_socket(task, sf_regs_arg0(regs))) {
+		/* the fd as the kernel takes it: the low 32 bits (unsigned
+		 * int fd of read/write, fdget() of readv/writev's long) */
+		if (!sf_fd_is_socket(task, (unsigned int)sf_regs_arg0(regs))) {
 			struct satfeed_stream *s;
 
 			s = sf_stream_of_gen(hit.slot, stream, hit.gen);

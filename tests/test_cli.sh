@@ -5,7 +5,8 @@
 # watched process that exits, and the live view.
 #
 # Run as root from the repository root:  bash tests/test_cli.sh
-# Needs: make all (build/satfeed-loader, build/satfeedctl), bpftool, python3,
+# Needs: make all (build/satfeed-loader, build/satfeedctl), build/sfcompat32
+# (gcc-multilib), bpftool, python3,
 # util-linux (unshare, setpriv), a cgroup v2 mount.
 . "$(dirname "$0")/lib.sh"
 
@@ -449,6 +450,19 @@ else
 	ASSERT_EQ "its path is whole" "/$LONG" "$(jget "$("$CTL" targets --json)" 'j["targets"][0]["path"]')"
 	ASSERT_OK "remove it" "$CTL" remove --cgroup "$FITS"
 fi
+
+######################################################################
+sf_log "--- a 32-bit process is refused ---"
+sf_bg "$SF_BUILD/sfcompat32" 0
+for _ in $(seq 1 100); do
+	[ "$(readlink "/proc/$BG_PID/exe")" = "$SF_BUILD/sfcompat32" ] && break
+	sleep 0.05
+done
+ASSERT_EQ "the 32-bit helper runs" "$SF_BUILD/sfcompat32" "$(readlink "/proc/$BG_PID/exe")"
+CHECK_ERR "add --pid of a 32-bit process" 2 "runs a 32-bit program; satfeed counts 64-bit system calls only" \
+	"$CTL" add --pid "$BG_PID"
+ASSERT_EQ "nothing added" 0 "$(jget "$("$CTL" targets --json)" 'len(j["targets"])')"
+sf_kill "$BG_PID"
 
 ######################################################################
 sf_log "--- a watched process that exits ---"

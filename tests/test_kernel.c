@@ -19,6 +19,10 @@
  *                the calls not counted must be covered by those misses.
  *  stale_wait:   a wait that fails after its target's slot was reused does
  *                not count as the new target's failed wait.
+ *  fd_high_bits: read/write with bits above 31 set in the fd are classified
+ *                by the file the kernel uses (the low 32 bits).
+ *  compat:       a 32-bit child's ia32 syscall numbers are not read as
+ *                x86-64 ones (brk as recvfrom).
  *  proc_exit:    a watched child that exits is marked gone and unindexed.
  *
  * Uses the skeleton directly and pins nothing; its maps are read and
@@ -26,6 +30,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <pthread.h>
 #include <sched.h>
@@ -649,6 +654,158 @@ close_pipe:
 	close(waiter_pipe[1]);
 }
 
+/* ---- fd_high_bits ---- */
+
+/* Send and recv stream counters of slot, locked. */
+static bool read_send_recv(const struct sf_pins *p, int slot,
+			   struct satfeed_stream *st)
+{
+	return !read_stream(p, slot, SATFEED_STREAM_SEND, &st[0], true) &&
+	       !read_stream(p, slot, SATFEED_STREAM_RECV, &st[1], true);
+}
+
+/*
+ * read/write take the fd's low 32 bits (unsigned int fd): a call with high
+ * bits set reaches the same file, and the engine must classify that file.
+ */
+static void test_fd_high_bits(void)
+{
+	static const char *const progs[] = { "sf_sys_enter", "sf_sys_exit",
+					     NULL };
+	static struct satfeed_stream before[2], after[2];
+	const long high = 1L << 32;
+	long wsock, rsock, wpipe;
+	struct satfeed_bpf *skel;
+	int sv[2], pp[2], slot;
+	struct sf_pins p;
+	char buf[8];
+
+	if (!ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), "socketpair") ||
+	    !ASSERT_OK(pipe(pp), "pipe"))
+		return;
+	skel = open_engine(SATFEED_WINDOW_SHIFT, progs);
+	if (!skel)
+		goto close_fds;
+	if (!engine_maps(skel, &p) ||
+	    !ASSERT_OK(watch_self(&p, &slot), "watch self") ||
+	    !ASSERT_TRUE(read_send_recv(&p, slot, before), "read streams"))
+		goto destroy;
+	/* nothing but these three traced calls until the second read */
+	wsock = syscall(SYS_write, sv[0] | high, "x", 1);
+	rsock = syscall(SYS_read, sv[1] | high, buf, 1);
+	wpipe = syscall(SYS_write, pp[1] | high, "x", 1);
+	if (!ASSERT_TRUE(read_send_recv(&p, slot, after), "read streams"))
+		goto destroy;
+	ASSERT_EQ(wsock, 1, "write(socket | 1 << 32) wrote to the socket");
+	ASSERT_EQ(rsock, 1, "read(socket | 1 << 32) read from the socket");
+	ASSERT_EQ(wpipe, 1, "write(pipe | 1 << 32) wrote to the pipe");
+	ASSERT_EQ(after[0].calls - before[0].calls, 1,
+		  "write(socket | 1 << 32) counted as a send");
+	ASSERT_EQ(after[1].calls - before[1].calls, 1,
+		  "read(socket | 1 << 32) counted as a recv");
+	ASSERT_EQ(after[0].not_socket - before[0].not_socket, 1,
+		  "write(pipe | 1 << 32) counted as not a socket");
+	ASSERT_EQ(after[1].not_socket - before[1].not_socket, 0,
+		  "read(socket | 1 << 32) not counted as not a socket");
+destroy:
+	satfeed_bpf__destroy(skel);
+close_fds:
+	close(sv[0]);
+	close(sv[1]);
+	close(pp[0]);
+	close(pp[1]);
+}
+
+/* ---- compat ---- */
+
+#define COMPAT_ROUNDS "3000"
+
+/*
+ * Watch pid as satfeedctl would, minus its refusal of 32-bit programs: the
+ * engine itself must not misread the calls of such a process.
+ */
+static int watch_raw(const struct sf_pins *p, __u32 slot, pid_t pid)
+{
+	struct satfeed_target t = { .kind = SATFEED_TARGET_PID, .id = pid,
+				    .gen = 1, .sc_mask = SATFEED_SC_ALL };
+	struct satfeed_index ix = { .slot = slot, .gen = 1,
+				    .sc_mask = SATFEED_SC_ALL };
+	__u32 key = pid;
+	int err = 0;
+
+	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++)
+		err = err ?: sf_stream_reset(p, slot, s, 1);
+	if (err || bpf_map_update_elem(p->targets_fd, &slot, &t, 0) ||
+	    sf_config_rebuild(p) ||
+	    bpf_map_update_elem(p->pid_index_fd, &key, &ix, 0))
+		return err ?: -errno;
+	return 0;
+}
+
+/*
+ * A 32-bit process's syscall numbers are ia32 ones (brk 45 is x86-64's
+ * recvfrom, getgid 47 its recvmsg): none may be counted as an x86-64 call.
+ */
+static void test_compat(void)
+{
+	static const char *const progs[] = { "sf_sys_enter", "sf_sys_exit",
+					     NULL };
+	char exe[PATH_MAX], line[64] = "";
+	int in[2], out[2], status;
+	struct satfeed_stream st;
+	struct satfeed_bpf *skel;
+	const __u32 slot = 7;
+	struct sf_pins p;
+	ssize_t n = -1;
+	pid_t child;
+	char *slash;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 32);
+	if (!ASSERT_TRUE(n > 0, "readlink /proc/self/exe"))
+		return;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	strcpy(slash + 1, "sfcompat32");
+	if (!ASSERT_OK(access(exe, X_OK), "the 32-bit helper is built") ||
+	    !ASSERT_OK(pipe(in), "pipe") || !ASSERT_OK(pipe(out), "pipe"))
+		return;
+	skel = open_engine(SATFEED_WINDOW_SHIFT, progs);
+	if (!skel)
+		return;
+	child = fork();
+	if (child == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		execl(exe, "sfcompat32", COMPAT_ROUNDS, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	if (!engine_maps(skel, &p) ||
+	    !ASSERT_OK(watch_raw(&p, slot, child), "watch the 32-bit child"))
+		goto kill_child;
+	write(in[1], "x", 1);
+	n = read(out[0], line, sizeof(line) - 1);
+	ASSERT_TRUE(n > 0 && !strncmp(line, "done", 4),
+		    "the 32-bit child made its calls (read %zd)", n);
+	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
+		char what[96];
+
+		ASSERT_OK(read_stream(&p, slot, s, &st, true), "read");
+		snprintf(what, sizeof(what),
+			 "32-bit calls read as x86-64 %s calls",
+			 sf_stream_names[s]);
+		ASSERT_EQ(st.calls + st.errors + st.eagain + st.zero_bytes +
+				  st.not_socket, 0, what);
+	}
+kill_child:
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	close(in[1]);
+	close(out[0]);
+	satfeed_bpf__destroy(skel);
+}
+
 /* ---- proc_exit ---- */
 
 static void test_proc_exit(void)
@@ -705,6 +862,8 @@ int main(int argc, char **argv)
 	test_window_feed(SATFEED_WINDOW_SHIFT_MAX);
 	test_concurrency();
 	test_stale_wait();
+	test_fd_high_bits();
+	test_compat();
 	test_proc_exit();
 	return sf_test_summary("test_kernel");
 }

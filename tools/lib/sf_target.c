@@ -9,6 +9,7 @@
  * engine never counts an event into another target's windows.
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -289,6 +290,33 @@ static int check_tgid(__u64 pid, char *why, size_t len)
 }
 
 /*
+ * The engine counts 64-bit system calls only: a 32-bit program's calls are
+ * numbered from the ia32 table and skipped (satfeed_engine.bpf.h).  A
+ * process whose program cannot be read (a kernel thread) passes.
+ */
+static int check_native(__u64 pid, char *why, size_t len)
+{
+	unsigned char ident[EI_NIDENT];
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%llu/exe", (unsigned long long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return SF_EXIT_OK;
+	n = read(fd, ident, sizeof(ident));
+	close(fd);
+	if (n == EI_NIDENT && !memcmp(ident, ELFMAG, SELFMAG) &&
+	    ident[EI_CLASS] != ELFCLASS64) {
+		snprintf(why, len, "process %llu runs a 32-bit program; satfeed counts 64-bit system calls only",
+			 (unsigned long long)pid);
+		return SF_EXIT_USAGE;
+	}
+	return SF_EXIT_OK;
+}
+
+/*
  * A free slot for a new target, freeing the slot of one whose process exited
  * when there is no other: such a target keeps its final windows readable
  * only while there is room.  *t is the slot's old entry (its gen counts on).
@@ -377,7 +405,8 @@ int sf_target_add(const struct sf_pins *p, const struct sf_selector *sel,
 	__u32 key;
 
 	if (sel->kind == SATFEED_TARGET_PID) {
-		err = check_tgid(sel->id, why, len);
+		err = check_tgid(sel->id, why, len) ?:
+		      check_native(sel->id, why, len);
 		if (err)
 			return err;
 	}
