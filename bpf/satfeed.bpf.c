@@ -19,6 +19,14 @@
  * fentry/fexit), which is why those are the two attach modes: classic
  * tracepoint programs may not take one.
  *
+ * Publication: readers under the same lock (BPF_F_LOCK from user space)
+ * need no ordering of their own; for kernel code that reads a closed window
+ * without the lock, window_math.h fences the two stores that frame it
+ * (seq_end first, seq last) with BPF atomic exchanges, full barriers on
+ * every JIT, because neither clang 19 nor kernels before 6.15 offer a BPF
+ * store-release.  That costs two exchanges per closed window (every 2048
+ * samples), nothing per sample; the reader's half is in satfeed.h.
+ *
  * Cost, cheapest rejection first (tp_btf mode; fentry mode skips step 1
  * because only the traced syscalls run it):
  *  1. syscall number -> family index: one bounds check and one byte load
