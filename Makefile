@@ -48,7 +48,8 @@ endif
 PROGS := $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl \
 	 $(OUTPUT)/sfserver $(OUTPUT)/sfload
 TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_kernel \
-	      $(OUTPUT)/sfbench $(OUTPUT)/test_escape $(OUTPUT)/sf_recursion.bpf.o
+	      $(OUTPUT)/sfbench $(OUTPUT)/test_escape $(OUTPUT)/sf_recursion.bpf.o \
+	      $(OUTPUT)/sfcompat32
 
 # libsatfeed: the user-space side of the consumer contract, linked into
 # every tool and test that opens satfeed's maps
@@ -167,9 +168,15 @@ $(OUTPUT)/test_escape: $(OUTPUT)/test_escape.o $(OUTPUT)/sf_escape.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
-$(OUTPUT)/test_kernel: $(OUTPUT)/test_kernel.o $(LIB_OBJ)
+# test_kernel runs it (and test_cli.sh, and the guest): a 32-bit target,
+# static so that the guest needs no 32-bit libraries (gcc-multilib)
+$(OUTPUT)/test_kernel: $(OUTPUT)/test_kernel.o $(LIB_OBJ) | $(OUTPUT)/sfcompat32
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
+
+$(OUTPUT)/sfcompat32: tests/kernel/sfcompat32.c | $(OUTPUT)
+	$(call msg,CC-M32,$@)
+	$(Q)$(CC) -m32 -static -O2 -Wall -Wextra -Werror -std=gnu11 $< -o $@
 
 $(OUTPUT)/sfbench: $(SFBENCH_OBJS) $(LIB_OBJ)
 	$(call msg,LINK,$@)

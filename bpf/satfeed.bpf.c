@@ -19,6 +19,14 @@
  * fentry/fexit), which is why those are the two attach modes: classic
  * tracepoint programs may not take one.
  *
+ * Publication: readers under the same lock (BPF_F_LOCK from user space)
+ * need no ordering of their own; for kernel code that reads a closed window
+ * without the lock, window_math.h fences the two stores that frame it
+ * (seq_end first, seq last) with BPF atomic exchanges, full barriers on
+ * every JIT, because neither clang 19 nor kernels before 6.15 offer a BPF
+ * store-release.  That costs two exchanges per closed window (every 2048
+ * samples), nothing per sample; the reader's half is in satfeed.h.
+ *
  * Cost, cheapest rejection first (tp_btf mode; fentry mode skips step 1
  * because only the traced syscalls run it):
  *  1. syscall number -> family index: one bounds check and one byte load
@@ -116,12 +124,22 @@ int BPF_PROG(prog, struct pt_regs *regs)				\
 SATFEED_SYSCALLS(SF_FEXIT)
 SATFEED_WAIT_SYSCALLS(SF_FENTRY)
 
-/* ---- every mode: a watched process that exits is marked gone ---- */
+/* ---- every mode: a watched process or cgroup that ends is marked gone ---- */
+
+/* The target ix points to, when it is still that generation and kind. */
+static __always_inline void sf_mark_gone(struct satfeed_index *ix, __u32 kind)
+{
+	struct satfeed_target *t = bpf_map_lookup_elem(&sf_targets, &ix->slot);
+
+	if (t && t->gen == ix->gen && t->kind == kind) {
+		t->gone_ns = bpf_ktime_get_ns();
+		t->state = SATFEED_STATE_GONE;
+	}
+}
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sf_proc_exit, struct task_struct *p)
 {
-	struct satfeed_target *t;
 	struct satfeed_index *ix;
 	__u32 tgid;
 
@@ -132,11 +150,34 @@ int BPF_PROG(sf_proc_exit, struct task_struct *p)
 	ix = bpf_map_lookup_elem(&sf_pid_index, &tgid);
 	if (!ix)
 		return 0;
-	t = bpf_map_lookup_elem(&sf_targets, &ix->slot);
-	if (t && t->gen == ix->gen && t->kind == SATFEED_TARGET_PID) {
-		t->gone_ns = bpf_ktime_get_ns();
-		t->state = SATFEED_STATE_GONE;
-	}
+	sf_mark_gone(ix, SATFEED_TARGET_PID);
 	bpf_map_delete_elem(&sf_pid_index, &tgid);
+	return 0;
+}
+
+/*
+ * rmdir, not cgroup_release: a cgroup v2 directory can only be removed
+ * empty and never comes back (its id is not reused), so from here on the
+ * target cannot count anything; the release can wait indefinitely for the
+ * last reference (a socket created in the cgroup holds one).  The kernel
+ * formats the path for this tracepoint under a global lock, once per rmdir
+ * on the machine: rare enough.
+ */
+SEC("tp_btf/cgroup_rmdir")
+int BPF_PROG(sf_cgroup_rmdir, struct cgroup *cgrp, const char *path)
+{
+	struct satfeed_index *ix;
+	__u64 cgid;
+
+	/* v1 hierarchies number their directories on their own: only the
+	 * default hierarchy (id 0, cgroup v2) has the ids the index holds */
+	if (cgrp->root->hierarchy_id)
+		return 0;
+	cgid = cgrp->kn->id;
+	ix = bpf_map_lookup_elem(&sf_cgrp_index, &cgid);
+	if (!ix)
+		return 0;
+	sf_mark_gone(ix, SATFEED_TARGET_CGROUP);
+	bpf_map_delete_elem(&sf_cgrp_index, &cgid);
 	return 0;
 }

@@ -146,7 +146,8 @@ enum satfeed_target_kind {
 
 enum satfeed_target_state {
 	SATFEED_STATE_ACTIVE = 0,
-	SATFEED_STATE_GONE = 1,		/* the process exited */
+	SATFEED_STATE_GONE = 1,		/* the process exited, the cgroup
+					 * was removed */
 };
 
 /* satfeed_target: one slot of sf_targets, owned by satfeedctl. */
@@ -157,7 +158,7 @@ struct satfeed_target {
 	__u32 gen;		/* bumped each time the slot is reused */
 	__u32 sc_mask;		/* bits of enum satfeed_syscall that count */
 	__u64 added_ns;		/* when it was added */
-	__u64 gone_ns;		/* when the process exited, 0 while alive */
+	__u64 gone_ns;		/* when it exited or was removed, 0 before */
 	__u32 level;		/* cgroup: depth below the cgroup2 root */
 	__u32 reserved;
 	char comm[16];		/* process name at add time ("" for cgroups) */
@@ -172,11 +173,28 @@ struct satfeed_index {
 };
 
 /*
- * One closed window of N samples.  Immutable once published.  The engine
- * writes seq_end first and seq last, so a reader that copies the entry from
- * the first to the last field holds a consistent window iff seq == seq_end
- * (and seq != 0).  satfeedctl reads under the stream's lock (BPF_F_LOCK) and
- * never needs that check.
+ * One closed window of N samples.  Immutable once published, until the
+ * entry is reused SATFEED_HISTORY windows later.  Reading one:
+ *
+ * - Under the stream's lock, on every architecture: user space with
+ *   bpf_map_lookup_elem_flags(..., BPF_F_LOCK) (libsatfeed's
+ *   sf_stream_read(), satfeedctl), BPF code with bpf_spin_lock(&s->lock).
+ *   The engine closes windows under that lock, so nothing else is needed.
+ *
+ * - Without the lock, from kernel code that holds a pointer to the entry:
+ *   the engine stores seq_end first and seq last, each with a full barrier
+ *   (a BPF atomic exchange), so the window's fields become visible after
+ *   seq_end and before seq on any CPU.  The reader loads seq with acquire
+ *   semantics (smp_load_acquire()), then the fields, then smp_rmb() and
+ *   seq_end; the copy is whole iff seq == seq_end != 0.  Loads in that
+ *   order are the reader's half: without them a weakly ordered CPU (arm64)
+ *   may satisfy the check with a torn copy.
+ *
+ * - Not through a lockless bpf() lookup: the kernel copies the value with
+ *   memcpy(), which promises no order among its loads, so seq == seq_end in
+ *   such a copy proves nothing on a weakly ordered CPU (the tests see only
+ *   whole ones on x86-64: not a promise).  bpftool map dump reads that way:
+ *   fine for a look, not for a consumer.
  */
 struct satfeed_window {
 	__u64 seq;		/* 1-based window sequence number; 0: unused */

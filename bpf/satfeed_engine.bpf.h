@@ -205,7 +205,7 @@ static __always_inline bool sf_find_target(struct satfeed_config *cfg,
  * the CO-RE offset is not 0 and the helper is used instead.
  */
 static __always_inline bool sf_fd_is_socket(struct task_struct *task,
-					    unsigned long fd)
+					    unsigned int fd)
 {
 	struct fdtable *fdt = task->files->fdt;
 	struct file **fds, *f = NULL;
@@ -244,6 +244,27 @@ static __always_inline long sf_regs_nr(struct pt_regs *regs)
 #endif
 }
 
+/*
+ * Is the current syscall a 32-bit (compat) one?  Its number and arguments
+ * follow the ia32 table (brk is 45, recvfrom's number on x86-64; socket
+ * calls may come through socketcall), so the tp_btf hooks, which see every
+ * entry, must not read it as a native call.  fentry mode never sees one:
+ * compat calls enter through the __ia32_sys_* wrappers, not the
+ * __x64_sys_* it hooks.  Asked only once a watched target matched.
+ * TS_COMPAT is 0x0002 in thread_info.status from 6.12 to 7.x (a #define,
+ * not in BTF); x32 calls carry bit 30 in their number and fall outside the
+ * table already.
+ */
+#define SF_TS_COMPAT 0x0002
+static __always_inline bool sf_compat_syscall(struct task_struct *task)
+{
+#if defined(__TARGET_ARCH_x86)
+	return task->thread_info.status & SF_TS_COMPAT;
+#else
+	return false;	/* arm64 AArch32 tasks: not handled yet */
+#endif
+}
+
 /* A wait syscall (poll family) begins on the current thread. */
 static __always_inline int sf_wait_enter(__u32 sc)
 {
@@ -253,7 +274,7 @@ static __always_inline int sf_wait_enter(__u32 sc)
 	struct sf_wait *w;
 
 	if (!cfg || !sf_find_target(cfg, task, &hit) ||
-	    !(hit.sc_mask & (1U << sc)))
+	    !(hit.sc_mask & (1U << sc)) || sf_compat_syscall(task))
 		return 0;
 	w = bpf_task_storage_get(&sf_poll_start, task, NULL,
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -265,9 +286,38 @@ static __always_inline int sf_wait_enter(__u32 sc)
 	return 0;
 }
 
-static __always_inline void sf_count(__u32 slot, __u32 stream, long ret)
+/*
+ * The stream of slot when it still belongs to generation gen, for the
+ * counters updated without the lock.  A removed target's thread can still be
+ * in a wait (or between sf_find_target() and here) when its slot is given to
+ * a new target: its event must not reach the new target's counters.
+ *
+ * The check is one load before the atomic add, not the lock.  What remains:
+ * a reuse that completes between this load and the add (satfeedctl's remove
+ * and add: a dozen bpf() calls under the root's flock, among them the locked
+ * reset of this very stream) still bumps one counter of the new target.  It
+ * takes a run of this program stalled for that long between two adjacent
+ * instructions (a preemptible hook, from 7.x, or a descheduled vCPU), costs
+ * at most one count of a diagnostic counter per stalled run, and never
+ * reaches a sample or a window (sf_account() checks under the lock).
+ * Closing it would put the lock pair on every failed call, EAGAIN included:
+ * one per request in a non-blocking server.
+ */
+static __always_inline struct satfeed_stream *sf_stream_of_gen(__u32 slot,
+								__u32 stream,
+								__u32 gen)
 {
 	struct satfeed_stream *s = sf_stream(slot, stream);
+
+	if (!s || *(volatile __u32 *)&s->gen != gen)
+		return NULL;
+	return s;
+}
+
+static __always_inline void sf_count(__u32 slot, __u32 stream, __u32 gen,
+				     long ret)
+{
+	struct satfeed_stream *s = sf_stream_of_gen(slot, stream, gen);
 
 	if (!s)
 		return;
@@ -297,7 +347,7 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 
 		/* most waits on a machine are not a target's: skip the
 		 * task storage lookup for them */
-		if (!sf_maybe_target(cfg, task))
+		if (!sf_maybe_target(cfg, task) || sf_compat_syscall(task))
 			return 0;
 		w = bpf_task_storage_get(&sf_poll_start, task, NULL, 0);
 		if (!w || !w->start_ns)
@@ -305,7 +355,7 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 		start = w->start_ns;
 		w->start_ns = 0;
 		if (ret < 0) {
-			sf_count(w->slot, SATFEED_STREAM_POLL, ret);
+			sf_count(w->slot, SATFEED_STREAM_POLL, w->gen, ret);
 			return 0;
 		}
 		now = bpf_ktime_get_ns();
@@ -314,13 +364,18 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 		return 0;
 	}
 
-	if (!sf_find_target(cfg, task, &hit) || !(hit.sc_mask & (1U << sc)))
+	if (!sf_find_target(cfg, task, &hit) || !(hit.sc_mask & (1U << sc)) ||
+	    sf_compat_syscall(task))
 		return 0;
 	stream = sc >= SATFEED_SC_RECV_FIRST ? SATFEED_STREAM_RECV :
 					       SATFEED_STREAM_SEND;
 	if (SATFEED_SC_SOCKET_FD & (1U << sc)) {
-		if (!sf_fd_is_socket(task, sf_regs_arg0(regs))) {
-			struct satfeed_stream *s = sf_stream(hit.slot, stream);
+		/* the fd as the kernel takes it: the low 32 bits (unsigned
+		 * int fd of read/write, fdget() of readv/writev's long) */
+		if (!sf_fd_is_socket(task, (unsigned int)sf_regs_arg0(regs))) {
+			struct satfeed_stream *s;
+
+			s = sf_stream_of_gen(hit.slot, stream, hit.gen);
 
 			if (s)
 				__sync_fetch_and_add(&s->not_socket, 1);
@@ -328,7 +383,7 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 		}
 	}
 	if (ret <= 0) {
-		sf_count(hit.slot, stream, ret);
+		sf_count(hit.slot, stream, hit.gen, ret);
 		return 0;
 	}
 	sf_account(hit.slot, stream, hit.gen, bpf_ktime_get_ns(), true, 0);

@@ -71,11 +71,12 @@
 
 /*
  * The engine's other programs, pinned under their names too: the tp_btf
- * mode's two (every syscall of the machine) and the process-exit hook that
- * every mode loads.  Together with the per-syscall ones above, this is every
- * name the loader may pin and unload may remove.
+ * mode's two (every syscall of the machine) and the process-exit and
+ * cgroup-removal hooks that every mode loads.  Together with the per-syscall
+ * ones above, this is every name the loader may pin and unload may remove.
  */
-#define SATFEED_OTHER_PROG_NAMES "sf_sys_enter", "sf_sys_exit", "sf_proc_exit"
+#define SATFEED_OTHER_PROG_NAMES \
+	"sf_sys_enter", "sf_sys_exit", "sf_proc_exit", "sf_cgroup_rmdir"
 
 #if !defined(__bpf__) && !defined(__KERNEL__)
 /* user space: the fentry mode attaches to SATFEED_SYSCALL_PREFIX "<name>" */

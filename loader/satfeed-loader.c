@@ -306,8 +306,8 @@ static int pin_everything(struct satfeed_bpf *skel)
 /*
  * Choose the programs of one attach mode.  fentry: a program per hook of
  * satfeed_syscalls.h, each attached to its syscall's wrapper; tp_btf: the
- * two raw_syscalls tracepoint programs; every other program (sf_proc_exit)
- * loads in both modes.
+ * two raw_syscalls tracepoint programs; every other program (sf_proc_exit,
+ * sf_cgroup_rmdir) loads in both modes.
  */
 static int select_programs(struct satfeed_bpf *skel, __u32 mode, char *why,
 			   size_t len)

@@ -47,7 +47,8 @@ static const char usage[] =
 "        read/readv/write/writev count only on sockets; 'send'/'recv' mean\n"
 "        sendto/recvfrom (that is what libc's send()/recv() call).\n"
 "  remove --pid PID | --cgroup DIR | --all\n"
-"        stop watching; its windows are discarded.\n"
+"        stop watching; its windows are discarded.  A removed cgroup\n"
+"        (shown gone) is named by the path its directory had.\n"
 "  targets [--json]\n"
 "        list the watched targets.\n"
 "  show [--json] [--pid PID | --cgroup DIR]\n"
@@ -101,6 +102,7 @@ static const char usage[] =
 struct args {
 	const char *root;	/* --bpffs */
 	struct sf_selector sel;	/* --pid / --cgroup; FREE with --all */
+	const char *vanished;	/* --cgroup of a directory removed since */
 	bool all;		/* --all */
 	bool json;		/* --json */
 	__u32 sc_mask;		/* syscalls that count (add) */
@@ -142,12 +144,46 @@ static int parse_pid(const char *arg, struct sf_selector *sel)
 	return 0;
 }
 
-static int parse_cgroup(const char *arg, struct sf_selector *sel)
+/* vanished_ok: a removed directory may name its gone target (remove) */
+static int parse_cgroup(const char *arg, struct args *a, bool vanished_ok)
 {
 	char why[512];
-	int err = sf_selector_cgroup(arg, sel, why, sizeof(why));
+	int err = sf_selector_cgroup(arg, &a->sel, why, sizeof(why));
 
+	if (err && vanished_ok && access(arg, F_OK) && errno == ENOENT) {
+		a->sel.kind = SATFEED_TARGET_CGROUP;
+		a->vanished = arg;
+		return 0;
+	}
 	return err ? fail(err, "%s", why) : 0;
+}
+
+/*
+ * The gone cgroup target that the removed directory dir was: its path
+ * relative to the cgroup2 mount ends dir (the longest such path wins).
+ */
+static int find_vanished(struct sf_pins *p, const char *dir,
+			 struct sf_selector *sel)
+{
+	size_t dl = strlen(dir), best = 0;
+
+	while (dl > 1 && dir[dl - 1] == '/')
+		dl--;
+	for (__u32 slot = 0; slot < p->info.max_targets; slot++) {
+		struct satfeed_target t;
+		size_t tl;
+
+		if (sf_target_read(p, slot, &t) ||
+		    t.kind != SATFEED_TARGET_CGROUP || !sf_target_gone(&t))
+			continue;
+		tl = strnlen(t.path, sizeof(t.path));
+		if (tl > best && tl <= dl &&
+		    !strncmp(dir + dl - tl, t.path, tl)) {
+			best = tl;
+			sel->id = t.id;
+		}
+	}
+	return best ? 0 : -ENOENT;
 }
 
 /* ---- changing the target table ---- */
@@ -170,11 +206,15 @@ static int cmd_add(struct sf_pins *p, const struct args *a)
 static int cmd_remove(struct sf_pins *p, const struct args *a)
 {
 	const struct sf_selector every = {};
+	struct sf_selector sel = a->sel;
 	char why[512];
 	int n, err;
 
+	if (a->vanished && !a->all && find_vanished(p, a->vanished, &sel))
+		return fail(SF_EXIT_TARGET, "%s: no such directory, and no removed cgroup was watched there",
+			    a->vanished);
 	/* --all wins over a --pid or --cgroup given with it */
-	err = sf_target_remove(p, a->all ? &every : &a->sel, &n, why,
+	err = sf_target_remove(p, a->all ? &every : &sel, &n, why,
 			       sizeof(why));
 	if (err)
 		return fail(err, "%s", why);
@@ -366,6 +406,10 @@ static void target_label(char *buf, size_t len, const struct satfeed_target *t)
 		snprintf(buf, len, "pid %llu %s%s", (unsigned long long)t->id,
 			 text_str(name, sizeof(name), t->comm, sizeof(t->comm)),
 			 sf_target_gone(t) ? " (gone)" : "");
+	else if (sf_target_gone(t))
+		/* the mark first: the column cuts a long path */
+		snprintf(buf, len, "cgroup (gone) %s",
+			 text_str(name, sizeof(name), t->path, sizeof(t->path)));
 	else
 		snprintf(buf, len, "cgroup %s",
 			 text_str(name, sizeof(name), t->path, sizeof(t->path)));
@@ -634,6 +678,7 @@ enum cmd_flags {
 	CMD_FAMILIES = 1 << 2,	/* takes --send, --recv, --poll */
 	CMD_EXPORT = 1 << 3,	/* takes --listen, --allow-remote, --textfile;
 				 * opens the pins itself, on every scrape */
+	CMD_VANISHED = 1 << 4,	/* --cgroup may name a removed directory */
 };
 
 struct cmd {
@@ -644,7 +689,7 @@ struct cmd {
 
 static const struct cmd cmds[] = {
 	{ "add", cmd_add, CMD_TARGET | CMD_FAMILIES },
-	{ "remove", cmd_remove, CMD_TARGET | CMD_ALL },
+	{ "remove", cmd_remove, CMD_TARGET | CMD_ALL | CMD_VANISHED },
 	{ "targets", cmd_targets, 0 },
 	{ "show", cmd_show, 0 },
 	{ "watch", cmd_watch, 0 },
@@ -723,7 +768,8 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 			if (a->sel.kind)
 				return fail(SF_EXIT_USAGE, "give one --pid or --cgroup");
 			err = opt == 'p' ? parse_pid(optarg, &a->sel) :
-					   parse_cgroup(optarg, &a->sel);
+					   parse_cgroup(optarg, a,
+							c->flags & CMD_VANISHED);
 			if (err)
 				return err;
 			break;

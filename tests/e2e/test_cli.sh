@@ -5,7 +5,8 @@
 # watched process that exits, and the live view.
 #
 # Run as root from the repository root:  bash tests/e2e/test_cli.sh
-# Needs: make all (build/satfeed-loader, build/satfeedctl), bpftool, python3,
+# Needs: make all (build/satfeed-loader, build/satfeedctl), build/sfcompat32
+# (gcc-multilib), bpftool, python3,
 # util-linux (unshare, setpriv), a cgroup v2 mount.
 . "$(dirname "$0")/../lib.sh"
 
@@ -390,6 +391,80 @@ for _ in range(1000):
 fi
 
 ######################################################################
+sf_log "--- a watched cgroup that is removed ---"
+if [ -z "$CG2" ]; then
+	sf_skip "removed cgroup" "no cgroup v2 mount"
+elif ! sf_cgroup_make "satfeed-gone-$$"; then
+	sf_fail "removed cgroup: mkdir $CG2/satfeed-gone-$$"
+else
+	CG=$CG_DIR
+	ASSERT_OK "add --cgroup $CG" "$CTL" add --cgroup "$CG"
+	ASSERT_EQ "active before rmdir" active "$(jget "$(ctl_json)" 'j["targets"][0]["state"]')"
+	ASSERT_TRUE "rmdir the watched cgroup" rmdir "$CG"
+	# shellcheck disable=SC2034 # read by sf_cleanup in lib.sh
+	SF_CGROUPS=()
+	ASSERT_EQ "gone after rmdir (show --json state)" gone "$(jget "$(ctl_json)" 'j["targets"][0]["state"]')"
+	ASSERT_OK "targets after rmdir" "$CTL" targets
+	ASSERT_MATCH "targets: gone" "cgroup +[0-9]+ +/satfeed-gone-$$ +gone" "$OUT"
+	ASSERT_OK "show (table) after rmdir" "$CTL" show
+	ASSERT_MATCH "show table: (gone)" "cgroup \(gone\) /satfeed-gone-" "$OUT"
+	ASSERT_EQ "the engine marked it gone (state 1, gone_ns set) and unindexed it" "1 yes 0" \
+		"$(bpftool map dump -j pinned "$SF_PIN_ROOT/sf_targets" | python3 -c '
+import json, subprocess, sys
+ix = json.loads(subprocess.run(["bpftool", "map", "dump", "-j", "pinned",
+    "'"$SF_PIN_ROOT"'/sf_cgrp_index"], capture_output=True).stdout)
+for e in json.load(sys.stdin):
+    v = e["formatted"]["value"]
+    if v["kind"] == 2:
+        print(v["state"], "yes" if v["gone_ns"] > 0 else "no", len(ix))')"
+	ASSERT_OK "remove the gone cgroup by its old path" "$CTL" remove --cgroup "$CG"
+	ASSERT_MATCH "remove: message" "removed 1 target" "$OUT"
+	ASSERT_EQ "no target left" 0 "$(jget "$("$CTL" targets --json)" 'len(j["targets"])')"
+	CHECK_ERR "remove a removed directory that was not watched" 6 \
+		"no removed cgroup was watched there" "$CTL" remove --cgroup "$CG"
+fi
+
+######################################################################
+sf_log "--- cgroups that cannot be watched are refused ---"
+if [ -z "$CG2" ]; then
+	sf_skip "unwatchable cgroups" "no cgroup v2 mount"
+elif ! sf_cgroup_make "sfdeep-$$"; then
+	sf_fail "unwatchable cgroups: mkdir $CG2/sfdeep-$$"
+else
+	TOP=$CG_DIR
+	DEEP=$TOP
+	for _ in $(seq 2 64); do DEEP=$DEEP/d; done
+	ASSERT_TRUE "mkdir a cgroup 64 levels deep" mkdir -p "$DEEP"
+	CHECK_ERR "add --cgroup at depth 64" 2 "64 levels below the cgroup2 root; .* up to depth 63" \
+		"$CTL" add --cgroup "$DEEP"
+	ASSERT_TRUE "rmdir the deep cgroups" sh -c "find '$TOP' -mindepth 1 -depth -type d -exec rmdir {} +"
+	# /NAME below the mount: 95 characters fit a target, 96 do not
+	LONG=$(python3 -c 'import sys; print(sys.argv[1].ljust(94, "l"))' "sflong-$$-")
+	sf_cgroup_make "$LONG" || sf_fail "mkdir a cgroup with a 95-character path"
+	FITS=$CG_DIR
+	sf_cgroup_make "${LONG}x" || sf_fail "mkdir a cgroup with a 96-character path"
+	CHECK_ERR "add --cgroup with a 96-character path" 2 "is 96 characters; satfeed keeps at most 95" \
+		"$CTL" add --cgroup "$CG_DIR"
+	ASSERT_EQ "nothing added" 0 "$(jget "$("$CTL" targets --json)" 'len(j["targets"])')"
+	ASSERT_OK "add --cgroup with a 95-character path" "$CTL" add --cgroup "$FITS"
+	ASSERT_EQ "its path is whole" "/$LONG" "$(jget "$("$CTL" targets --json)" 'j["targets"][0]["path"]')"
+	ASSERT_OK "remove it" "$CTL" remove --cgroup "$FITS"
+fi
+
+######################################################################
+sf_log "--- a 32-bit process is refused ---"
+sf_bg "$SF_BUILD/sfcompat32" 0
+for _ in $(seq 1 100); do
+	[ "$(readlink "/proc/$BG_PID/exe")" = "$SF_BUILD/sfcompat32" ] && break
+	sleep 0.05
+done
+ASSERT_EQ "the 32-bit helper runs" "$SF_BUILD/sfcompat32" "$(readlink "/proc/$BG_PID/exe")"
+CHECK_ERR "add --pid of a 32-bit process" 2 "runs a 32-bit program; satfeed counts 64-bit system calls only" \
+	"$CTL" add --pid "$BG_PID"
+ASSERT_EQ "nothing added" 0 "$(jget "$("$CTL" targets --json)" 'len(j["targets"])')"
+sf_kill "$BG_PID"
+
+######################################################################
 sf_log "--- a watched process that exits ---"
 sf_bg sleep 300
 G=$BG_PID
@@ -449,12 +524,12 @@ sf_log "--- --replace ---"
 sf_bg sleep 300
 ASSERT_OK "add a target before --replace" "$CTL" add --pid "$BG_PID"
 PROGS1=$(pinned_ids)
-ASSERT_EQ "three programs pinned before --replace" 3 "$(echo $PROGS1 | wc -w)"
+ASSERT_EQ "four programs pinned before --replace" 4 "$(echo $PROGS1 | wc -w)"
 ASSERT_OK "load --replace" "$LOADER" --replace load
 ASSERT_MATCH "load --replace: message" "satfeed loaded" "$OUT"
 ASSERT_BPFFS "load --replace: same pins" "$SF_TMP/snap.loaded"
 PROGS2=$(pinned_ids)
-ASSERT_EQ "load --replace: three new programs pinned" "3 " \
+ASSERT_EQ "load --replace: four new programs pinned" "4 " \
 	"$(echo $PROGS2 | wc -w) $(comm -12 <(tr ' ' '\n' <<<"$PROGS1" | grep . | sort) <(tr ' ' '\n' <<<"$PROGS2" | grep . | sort) | tr '\n' ' ')"
 # the old programs are freed asynchronously once their pins and links go
 left=

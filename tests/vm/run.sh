@@ -72,7 +72,7 @@ gcc -O2 -g -Wall -Wextra -Werror -I"$ROOT/bpf" \
 BINS=(-b /bin/bash -b "$(command -v bpftool)" -b "$KBUILD_OUT/sfconsumer"
       -b "$VM_DIR/sfvmcheck")
 missing=()
-for b in satfeed-loader satfeedctl sfserver sfload test_kernel; do
+for b in satfeed-loader satfeedctl sfserver sfload test_kernel sfcompat32; do
 	if [ -x "$BUILD/$b" ]; then
 		BINS+=(-b "$BUILD/$b")
 	else

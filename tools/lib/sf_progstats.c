@@ -88,7 +88,7 @@ __u32 sf_prog_streams(const char *name)
 
 	if (!strcmp(name, "sf_sys_enter"))
 		return poll;
-	if (!strcmp(name, "sf_proc_exit"))
+	if (!strcmp(name, "sf_proc_exit") || !strcmp(name, "sf_cgroup_rmdir"))
 		return 0;
 	for (int i = 0; i < SATFEED_NR_SYSCALLS; i++) {
 		const char *sc = sf_syscalls[i].name;

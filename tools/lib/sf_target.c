@@ -9,6 +9,7 @@
  * engine never counts an event into another target's windows.
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -28,6 +29,8 @@
 
 /* Cgroup depths the config can tell apart (satfeed_target.level % this). */
 #define NR_LEVELS 64
+/* Room for a cgroup's path in its target entry, with the terminating NUL. */
+#define PATH_ROOM sizeof(((struct satfeed_target *)0)->path)
 
 int sf_root_lock(const char *root)
 {
@@ -56,6 +59,29 @@ static int cgroup_id(const char *path, __u64 *id)
 		return -errno;
 	*id = h.cgid;
 	return 0;
+}
+
+/*
+ * Can the engine watch the cgroup at this depth, and the target keep its
+ * path (relative to the cgroup2 mount) whole?  The config tells NR_LEVELS
+ * depths apart and satfeed_target.path holds 95 characters.
+ */
+static int cgroup_watchable(const char *arg, int level, const char *rel,
+			    char *why, size_t len)
+{
+	size_t n = strlen(rel);
+
+	if (level >= NR_LEVELS) {
+		snprintf(why, len, "%s is %d levels below the cgroup2 root; satfeed watches cgroups up to depth %d",
+			 arg, level, NR_LEVELS - 1);
+		return SF_EXIT_USAGE;
+	}
+	if (n >= PATH_ROOM) {
+		snprintf(why, len, "%s: its path below the cgroup2 mount is %zu characters; satfeed keeps at most %zu",
+			 arg, n, PATH_ROOM - 1);
+		return SF_EXIT_USAGE;
+	}
+	return SF_EXIT_OK;
 }
 
 int sf_selector_cgroup(const char *arg, struct sf_selector *sel, char *why,
@@ -89,6 +115,14 @@ int sf_selector_cgroup(const char *arg, struct sf_selector *sel, char *why,
 			break;
 		level++;
 	}
+	/* the part below the mount point: the last `level` components */
+	slash = real + strlen(real);
+	for (int i = 0; i < level && slash > real; i++)
+		while (--slash > real && *slash != '/')
+			;
+	err = cgroup_watchable(arg, level, level ? slash : "/", why, len);
+	if (err)
+		return err;
 	err = cgroup_id(real, &sel->id);
 	if (err) {
 		snprintf(why, len, "cannot get the cgroup id of %s: %s", arg,
@@ -97,11 +131,6 @@ int sf_selector_cgroup(const char *arg, struct sf_selector *sel, char *why,
 	}
 	sel->kind = SATFEED_TARGET_CGROUP;
 	sel->level = level;
-	/* the part below the mount point: the last `level` components */
-	slash = real + strlen(real);
-	for (int i = 0; i < level && slash > real; i++)
-		while (--slash > real && *slash != '/')
-			;
 	snprintf(sel->path, sizeof(sel->path), "%s", level ? slash : "/");
 	return SF_EXIT_OK;
 }
@@ -262,6 +291,33 @@ static int check_tgid(__u64 pid, char *why, size_t len)
 }
 
 /*
+ * The engine counts 64-bit system calls only: a 32-bit program's calls are
+ * numbered from the ia32 table and skipped (satfeed_engine.bpf.h).  A
+ * process whose program cannot be read (a kernel thread) passes.
+ */
+static int check_native(__u64 pid, char *why, size_t len)
+{
+	unsigned char ident[EI_NIDENT];
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%llu/exe", (unsigned long long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return SF_EXIT_OK;
+	n = read(fd, ident, sizeof(ident));
+	close(fd);
+	if (n == EI_NIDENT && !memcmp(ident, ELFMAG, SELFMAG) &&
+	    ident[EI_CLASS] != ELFCLASS64) {
+		snprintf(why, len, "process %llu runs a 32-bit program; satfeed counts 64-bit system calls only",
+			 (unsigned long long)pid);
+		return SF_EXIT_USAGE;
+	}
+	return SF_EXIT_OK;
+}
+
+/*
  * A free slot for a new target, freeing the slot of one whose process exited
  * when there is no other: such a target keeps its final windows readable
  * only while there is room.  *t is the slot's old entry (its gen counts on).
@@ -340,7 +396,8 @@ int sf_target_add(const struct sf_pins *p, const struct sf_selector *sel,
 	__u32 key;
 
 	if (sel->kind == SATFEED_TARGET_PID) {
-		err = check_tgid(sel->id, why, len);
+		err = check_tgid(sel->id, why, len) ?:
+		      check_native(sel->id, why, len);
 		if (err)
 			return err;
 	}

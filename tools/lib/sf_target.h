@@ -36,6 +36,8 @@ struct sf_selector {
 /*
  * Select the cgroup v2 directory at path (any spelling: it is resolved): its
  * id, its depth below the cgroup2 mount and its path relative to it.
+ * Refused (SF_EXIT_USAGE) when it cannot be watched: 64 or more levels deep,
+ * or a relative path longer than the 95 characters a target keeps.
  * Returns an enum sf_exit; on failure *why holds a one-line reason.
  */
 int sf_selector_cgroup(const char *path, struct sf_selector *sel, char *why,

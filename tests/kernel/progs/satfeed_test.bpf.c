@@ -5,7 +5,8 @@
  * sf_test_feed feeds chosen values into sf_account(), the locked window
  * update every syscall hook of bpf/satfeed.bpf.c ends in: a syscall number
  * test_nr made by test_tgid accounts sf_test_in.value to the given stream,
- * as the time of an event (raw == 0) or as a sample (raw == 1).  The test
+ * as the time of an event (raw == 0) or as a sample (raw == 1), or counts
+ * it as a failed or empty call's return value (count == 1).  The test
  * swaps the engine's sf_streams in for this object's before load, so the
  * windows land where the engine's own programs put theirs.
  */
@@ -23,6 +24,7 @@ struct {
 	__u32 stream;
 	__u32 gen;
 	__u32 raw;		/* 1: value is a sample; 0: value is a time */
+	__u32 count;		/* 1: value is a call's return for sf_count() */
 	__u64 value;
 } sf_test_in;
 
@@ -36,7 +38,10 @@ int BPF_PROG(sf_test_feed, struct pt_regs *regs, long id)
 	if (sf_test_in.stream >= SATFEED_NR_STREAMS ||
 	    sf_test_in.slot >= SATFEED_MAX_TARGETS)
 		return 0;
-	if (sf_test_in.raw)
+	if (sf_test_in.count)
+		sf_count(sf_test_in.slot, sf_test_in.stream, sf_test_in.gen,
+			 (long)sf_test_in.value);
+	else if (sf_test_in.raw)
 		sf_account(sf_test_in.slot, sf_test_in.stream, sf_test_in.gen,
 			   sf_test_in.value, false, sf_test_in.value);
 	else
