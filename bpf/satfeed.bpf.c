@@ -40,14 +40,40 @@
  * (from 7.x the syscall tracepoints are faultable and nothing disables
  * preemption around the BPF probe; fentry/fexit on any kernel with
  * preemption, the trampolines only disable migration), a run preempted on
- * a CPU loses the events of every other task there that reach the same
- * program until it resumes.  Disabling preemption from inside the program
- * (bpf_preempt_disable()) cannot help: the kernel marks the program active
- * before its first instruction and clears the mark after its last, and a
- * preemption that falls due inside the body is taken at
- * bpf_preempt_enable(), still inside that window.  What the kernel skipped
- * is reported instead: recursion_misses of each pinned program
- * (tools/lib/sf_progstats.h).
+ * a CPU would lose the events of every other task there that reach the
+ * same program until it resumes.  Disabling preemption from inside the
+ * program (bpf_preempt_disable()) cannot help: the kernel marks the
+ * program active before its first instruction and clears the mark after
+ * its last, and a preemption that falls due inside the body is taken at
+ * bpf_preempt_enable(), still inside that window.
+ *
+ * Understudies prevent the loss instead.  Each program that can be
+ * preempted (a primary) has an understudy: a second program on the same
+ * hook, so with its own prog->active, running the same inline code.  The
+ * primary marks its hook busy on this CPU (sf_understudy) as its first
+ * action and clears the mark as its last; migration is disabled for the
+ * whole run, so the mark stays with the CPU.  The understudy runs after the
+ * primary for every event and finds the mark set only while a run of the
+ * primary is in progress on this CPU, that is, exactly when the kernel has
+ * just skipped the primary for this event; it then processes the event
+ * and counts the rescue.  The engine's data stay consistent: the locked
+ * regions cannot be preempted, and an event that reaches a stream lock
+ * after a later one is a zero gap.  The loader attaches understudies only
+ * where the hooks can be preempted (tools/lib/sf_preempt.h), since every
+ * event of the hook pays the understudy's check.
+ *
+ * What remains, all of it short windows around a run rather than the run:
+ * an event is still lost when the primary is skipped while the busy run is
+ * between the kernel's prog->active increment and its first instruction or
+ * between its last instruction and the decrement, when the understudy is
+ * itself preempted mid-rescue, or when the task is preempted between the
+ * two programs and the busy run finishes meanwhile; each such loss is a
+ * recursion miss of the primary without a rescue, so lost = misses -
+ * rescued (tools/lib/sf_progstats.h).  An event is counted twice only if
+ * its task is preempted (or migrates) between a primary run that counted
+ * it and its understudy, and, before it resumes, another task's primary
+ * starts on that CPU and is preempted mid-run: the understudy cannot tell
+ * that busy run from the one that made the kernel skip a primary.
  *
  * Where: this file holds the shipped programs only; the maps and the code
  * they run are in satfeed_engine.bpf.h, which the tests' BPF object
@@ -64,54 +90,107 @@ const volatile __u8 sc_index[SF_NR_SYSCALL_MAX] = {};
 
 /* ---- attach mode tp_btf: every syscall of the machine passes here ---- */
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(sf_sys_enter, struct pt_regs *regs, long id)
+/* The traced syscall id is, as enum satfeed_syscall + 1; 0: not traced. */
+static __always_inline __u32 sf_traced(long id)
 {
-	__u32 sc;
-
 	if ((unsigned long)id >= SF_NR_SYSCALL_MAX)
 		return 0;
-	sc = sc_index[id];
+	return sc_index[id];
+}
+
+static __always_inline int sf_sys_enter_event(long id)
+{
+	__u32 sc = sf_traced(id);
+
 	if (sc <= SATFEED_SC_POLL_FIRST)	/* 0, or not a wait */
 		return 0;
 	return sf_wait_enter(sc - 1);
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(sf_sys_exit, struct pt_regs *regs, long ret)
+static __always_inline int sf_sys_exit_event(struct pt_regs *regs, long ret)
 {
-	long id = sf_regs_nr(regs);
-	__u32 sc;
+	__u32 sc = sf_traced(sf_regs_nr(regs));
 
-	if ((unsigned long)id >= SF_NR_SYSCALL_MAX)
-		return 0;
-	sc = sc_index[id];
 	if (!sc)
 		return 0;
 	return sf_sys_return(sc - 1, regs, ret);
 }
 
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sf_sys_enter, struct pt_regs *regs, long id)
+{
+	return SF_PRIMARY(SATFEED_HOOK_SYS_ENTER, sf_sys_enter_event(id));
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sf_sys_exit, struct pt_regs *regs, long ret)
+{
+	return SF_PRIMARY(SATFEED_HOOK_SYS_EXIT, sf_sys_exit_event(regs, ret));
+}
+
+/*
+ * The understudies filter first: the filter only reads .rodata, so its
+ * order does not matter, and most syscalls stop there before the busy
+ * mark's lookup.
+ */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sf_sys_enter_u, struct pt_regs *regs, long id)
+{
+	__u32 sc = sf_traced(id);
+
+	if (sc <= SATFEED_SC_POLL_FIRST)
+		return 0;
+	return SF_UNDERSTUDY(SATFEED_HOOK_SYS_ENTER, sf_wait_enter(sc - 1));
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sf_sys_exit_u, struct pt_regs *regs, long ret)
+{
+	__u32 sc = sf_traced(sf_regs_nr(regs));
+
+	if (!sc)
+		return 0;
+	return SF_UNDERSTUDY(SATFEED_HOOK_SYS_EXIT,
+			     sf_sys_return(sc - 1, regs, ret));
+}
+
 /* ---- attach mode fentry: only the traced syscalls run these ----
  * One program per entry of satfeed_syscalls.h: SATFEED_FEXIT_PROG(name) on
- * every syscall, SATFEED_FENTRY_PROG(name) on the waits.  The loader points
- * each at __<arch>_sys_<name> (bpf_program__set_attach_target).
+ * every syscall, SATFEED_FENTRY_PROG(name) on the waits, and an understudy
+ * for each.  The loader points each at __<arch>_sys_<name>
+ * (bpf_program__set_attach_target).
  */
-#define SF_FEXIT_PROG(prog, sc)						\
+#define SF_FEXIT_PROG(prog, understudy, sc)				\
 SEC("fexit")								\
 int BPF_PROG(prog, struct pt_regs *regs, long ret)			\
 {									\
-	return sf_sys_return(sc, regs, ret);				\
+	return SF_PRIMARY(SATFEED_HOOK_FEXIT + sc,			\
+			  sf_sys_return(sc, regs, ret));		\
+}									\
+SEC("fexit")								\
+int BPF_PROG(understudy, struct pt_regs *regs, long ret)		\
+{									\
+	return SF_UNDERSTUDY(SATFEED_HOOK_FEXIT + sc,			\
+			     sf_sys_return(sc, regs, ret));		\
 }
-#define SF_FENTRY_PROG(prog, sc)					\
+#define SF_FENTRY_PROG(prog, understudy, sc)				\
 SEC("fentry")								\
 int BPF_PROG(prog, struct pt_regs *regs)				\
 {									\
-	return sf_wait_enter(sc);					\
+	return SF_PRIMARY(SATFEED_HOOK_FENTRY + sc, sf_wait_enter(sc));	\
+}									\
+SEC("fentry")								\
+int BPF_PROG(understudy, struct pt_regs *regs)				\
+{									\
+	return SF_UNDERSTUDY(SATFEED_HOOK_FENTRY + sc,			\
+			     sf_wait_enter(sc));			\
 }
 #define SF_FEXIT(name, NAME, family, fd)				\
-	SF_FEXIT_PROG(SATFEED_FEXIT_PROG(name), SATFEED_SC_##NAME)
+	SF_FEXIT_PROG(SATFEED_FEXIT_PROG(name),				\
+		      SATFEED_FEXIT_UNDERSTUDY(name), SATFEED_SC_##NAME)
 #define SF_FENTRY(name, NAME, family, fd)				\
-	SF_FENTRY_PROG(SATFEED_FENTRY_PROG(name), SATFEED_SC_##NAME)
+	SF_FENTRY_PROG(SATFEED_FENTRY_PROG(name),			\
+		       SATFEED_FENTRY_UNDERSTUDY(name), SATFEED_SC_##NAME)
 
 SATFEED_SYSCALLS(SF_FEXIT)
 SATFEED_WAIT_SYSCALLS(SF_FENTRY)

@@ -22,6 +22,14 @@
 #define SF_S_IFMT	00170000
 #define SF_S_IFSOCK	0140000
 
+#ifndef barrier
+#define barrier()		asm volatile("" ::: "memory")
+#endif
+#ifndef READ_ONCE
+#define READ_ONCE(x)		(*(const volatile typeof(x) *)&(x))
+#define WRITE_ONCE(x, v)	(*(volatile typeof(x) *)&(x) = (v))
+#endif
+
 /* Set by the loader between open and load. */
 const volatile __u32 window_shift = SATFEED_WINDOW_SHIFT;
 
@@ -59,6 +67,45 @@ struct {
 	__type(key, int);
 	__type(value, struct sf_wait);
 } sf_poll_start SEC(".maps");
+
+/*
+ * The understudy protocol (bpf/satfeed.bpf.c, "Exactness and preemption"):
+ * a primary program marks its hook busy on this CPU for its whole run; an
+ * understudy on the same hook finds the mark only while a run of the
+ * primary is in progress on this CPU, i.e. while the kernel skips every
+ * other run of the primary here, and then processes the event itself.
+ * Migration is disabled for a whole run, so the mark stays with the CPU.
+ * The per-CPU array lookup is inlined by the verifier (6.10 on), and a
+ * value per CPU keeps every CPU's marks on its own cache lines.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct satfeed_understudy);
+} sf_understudy SEC(".maps");
+
+static __always_inline struct satfeed_understudy *sf_understudy_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&sf_understudy, &zero);
+}
+
+/*
+ * Run body as the primary of hook.  The compiler barriers keep the marks
+ * at the very start and end: without them the first store is dead to the
+ * compiler on every path that returns early, which is nearly all of them.
+ */
+#define SF_PRIMARY(hook, body)							({										struct satfeed_understudy *u_ = sf_understudy_get();			int ret_;																	if (u_)										WRITE_ONCE(u_->busy[hook], 1);					barrier();								ret_ = (body);								barrier();								if (u_)										WRITE_ONCE(u_->busy[hook], 0);					ret_;								})
+
+/*
+ * Run body as the understudy of hook: only while the primary is busy on
+ * this CPU, so that the kernel skipped it for this event.  The count is
+ * per CPU and this program cannot run twice at once on a CPU, so a plain
+ * increment is exact.
+ */
+#define SF_UNDERSTUDY(hook, body)						({										struct satfeed_understudy *u_ = sf_understudy_get();			int ret_ = 0;																	if (u_ && READ_ONCE(u_->busy[hook])) {						u_->rescued[hook]++;							ret_ = (body);							}									ret_;								})
 
 /*
  * Push hook: called after every window closes, outside the lock, with a
