@@ -49,6 +49,9 @@ TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_kernel \
 # libsatfeed: the user-space side of the consumer contract, linked into
 # every tool and test that opens satfeed's maps
 LIB_OBJ := $(addprefix $(OUTPUT)/,sf_common.o sf_pins.o sf_target.o sf_progstats.o)
+# the engine's program selection and attach order, and the understudy
+# decision: linked into what loads the engine (loader, kernel tests, bench)
+ENGINE_OBJ := $(addprefix $(OUTPUT)/,sf_engine.o sf_preempt.o)
 
 all: $(PROGS)
 
@@ -97,7 +100,7 @@ $(OUTPUT)/test_kernel.o: \
 $(OUTPUT)/sfbench.o: \
 	$(OUTPUT)/satfeed.skel.h $(OUTPUT)/sfbench_empty.skel.h
 
-$(OUTPUT)/satfeed-loader: $(OUTPUT)/satfeed-loader.o $(LIB_OBJ)
+$(OUTPUT)/satfeed-loader: $(OUTPUT)/satfeed-loader.o $(LIB_OBJ) $(ENGINE_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_BPF) -o $@
 
@@ -117,7 +120,7 @@ $(OUTPUT)/test_window_math: $(OUTPUT)/test_window_math.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
-$(OUTPUT)/test_kernel: $(OUTPUT)/test_kernel.o $(LIB_OBJ)
+$(OUTPUT)/test_kernel: $(OUTPUT)/test_kernel.o $(LIB_OBJ) $(ENGINE_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
 

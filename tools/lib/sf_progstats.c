@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "satfeed.h"
 #include "sf_progstats.h"
 
@@ -75,4 +76,28 @@ int sf_prog_stats_read(const char *root, struct sf_prog_stats *st, int max,
 	if (misses)
 		*misses = sum;
 	return n;
+}
+
+int sf_rescued_read(int fd, __u64 rescued[SATFEED_NR_HOOKS])
+{
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	struct satfeed_understudy *v;
+	__u32 zero = 0;
+
+	if (ncpu < 0)
+		return ncpu;
+	v = calloc(ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, &zero, v)) {
+		err = -errno;
+		goto out;
+	}
+	memset(rescued, 0, SATFEED_NR_HOOKS * sizeof(*rescued));
+	for (int cpu = 0; cpu < ncpu; cpu++)
+		for (int h = 0; h < SATFEED_NR_HOOKS; h++)
+			rescued[h] += v[cpu].rescued[h];
+out:
+	free(v);
+	return err;
 }

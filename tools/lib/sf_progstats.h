@@ -14,6 +14,7 @@
 #define __SF_PROGSTATS_H
 
 #include <linux/bpf.h>
+#include "satfeed.h"
 
 struct sf_prog_stats {
 	char name[256];		/* the pin's name under ROOT/progs/ */
@@ -34,5 +35,13 @@ int sf_prog_stats_fd(int fd, struct sf_prog_stats *st);
  */
 int sf_prog_stats_read(const char *root, struct sf_prog_stats *st, int max,
 		       __u64 *misses);
+
+/*
+ * The events each hook's understudy processed for its busy primary, summed
+ * over the CPUs, from the engine's sf_understudy map (fd): rescued[hook]
+ * for every enum satfeed_hook.  A primary's recursion_misses minus its
+ * hook's rescues are the events lost.  0 or -errno.
+ */
+int sf_rescued_read(int fd, __u64 rescued[SATFEED_NR_HOOKS]);
 
 #endif /* __SF_PROGSTATS_H */
