@@ -49,31 +49,39 @@
  *
  * Understudies prevent the loss instead.  Each program that can be
  * preempted (a primary) has an understudy: a second program on the same
- * hook, so with its own prog->active, running the same inline code.  The
- * primary marks its hook busy on this CPU (sf_understudy) as its first
- * action and clears the mark as its last; migration is disabled for the
- * whole run, so the mark stays with the CPU.  The understudy runs after the
- * primary for every event and finds the mark set only while a run of the
- * primary is in progress on this CPU, that is, exactly when the kernel has
- * just skipped the primary for this event; it then processes the event
- * and counts the rescue.  The engine's data stay consistent: the locked
- * regions cannot be preempted, and an event that reaches a stream lock
- * after a later one is a zero gap.  The loader attaches understudies only
- * where the hooks can be preempted (tools/lib/sf_preempt.h), since every
- * event of the hook pays the understudy's check.
+ * hook, so with its own prog->active, running the same inline code, and
+ * attached so that it runs after the primary for each event
+ * (tools/lib/sf_engine.c).  The primary's first action marks its hook on
+ * this CPU with a token of its task (sf_understudy.busy; the pt_regs
+ * pointer every hook receives first), and the understudy clears the mark
+ * when it is its own task's.  Had the primary run for this event, the mark
+ * would be this task's; a mark of another task means that a run of the
+ * primary began on this CPU after it and has not reached its understudy,
+ * so it held prog->active when this event came and the kernel skipped the
+ * primary: the understudy processes the event and counts the rescue.  The
+ * mark thus covers the busy run from its first instruction until its
+ * task's understudy, the kernel's code after the body included.
+ * Migration is disabled for each run, so the mark stays with the CPU.  The engine's data stay consistent: the locked regions
+ * cannot be preempted, and an event that reaches a stream lock after a
+ * later one is a zero gap.  The loader attaches understudies only where
+ * the hooks can be preempted (tools/lib/sf_preempt.h), since every event
+ * of the hook pays the understudy's check.
  *
- * What remains, all of it short windows around a run rather than the run:
- * an event is still lost when the primary is skipped while the busy run is
- * between the kernel's prog->active increment and its first instruction or
- * between its last instruction and the decrement, when the understudy is
- * itself preempted mid-rescue, or when the task is preempted between the
- * two programs and the busy run finishes meanwhile; each such loss is a
- * recursion miss of the primary without a rescue, so lost = misses -
- * rescued (tools/lib/sf_progstats.h).  An event is counted twice only if
- * its task is preempted (or migrates) between a primary run that counted
- * it and its understudy, and, before it resumes, another task's primary
- * starts on that CPU and is preempted mid-run: the understudy cannot tell
- * that busy run from the one that made the kernel skip a primary.
+ * What remains.  Lost: an event whose primary is skipped while the busy
+ * run is between the kernel's prog->active increment and its first
+ * instruction (no mark yet), or while the understudy is itself preempted,
+ * or whose task is preempted between the two programs while the busy run
+ * finishes.  Each such loss is a recursion miss of the primary without a
+ * rescue, so lost = misses - rescued (tools/lib/sf_progstats.h) and
+ * nothing is lost unseen.  A task preempted between its primary, which
+ * processed the event, and its understudy finds its mark replaced when
+ * another task's primary ran there meanwhile; that primary keeps the mark
+ * it replaced (sf_understudy.done), so the understudy does not process the
+ * event again.  Counted twice all the same: an event whose task migrates
+ * in that interval to a CPU where another task's mark is held, or whose
+ * kept mark is replaced by a second such task before it resumes.  A
+ * double count is a rescue without a miss, so rescued > misses reveals it
+ * when nothing else was lost.
  *
  * Where: this file holds the shipped programs only; the maps and the code
  * they run are in satfeed_engine.bpf.h, which the tests' BPF object
@@ -119,39 +127,29 @@ static __always_inline int sf_sys_exit_event(struct pt_regs *regs, long ret)
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sf_sys_enter, struct pt_regs *regs, long id)
 {
-	return SF_PRIMARY(SATFEED_HOOK_SYS_ENTER, sf_sys_enter_event(id));
+	return SF_PRIMARY(SATFEED_HOOK_SYS_ENTER, regs,
+			  sf_sys_enter_event(id));
 }
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sf_sys_exit, struct pt_regs *regs, long ret)
 {
-	return SF_PRIMARY(SATFEED_HOOK_SYS_EXIT, sf_sys_exit_event(regs, ret));
+	return SF_PRIMARY(SATFEED_HOOK_SYS_EXIT, regs,
+			  sf_sys_exit_event(regs, ret));
 }
 
-/*
- * The understudies filter first: the filter only reads .rodata, so its
- * order does not matter, and most syscalls stop there before the busy
- * mark's lookup.
- */
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sf_sys_enter_u, struct pt_regs *regs, long id)
 {
-	__u32 sc = sf_traced(id);
-
-	if (sc <= SATFEED_SC_POLL_FIRST)
-		return 0;
-	return SF_UNDERSTUDY(SATFEED_HOOK_SYS_ENTER, sf_wait_enter(sc - 1));
+	return SF_UNDERSTUDY(SATFEED_HOOK_SYS_ENTER, regs,
+			     sf_sys_enter_event(id));
 }
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sf_sys_exit_u, struct pt_regs *regs, long ret)
 {
-	__u32 sc = sf_traced(sf_regs_nr(regs));
-
-	if (!sc)
-		return 0;
-	return SF_UNDERSTUDY(SATFEED_HOOK_SYS_EXIT,
-			     sf_sys_return(sc - 1, regs, ret));
+	return SF_UNDERSTUDY(SATFEED_HOOK_SYS_EXIT, regs,
+			     sf_sys_exit_event(regs, ret));
 }
 
 /* ---- attach mode fentry: only the traced syscalls run these ----
@@ -164,25 +162,26 @@ int BPF_PROG(sf_sys_exit_u, struct pt_regs *regs, long ret)
 SEC("fexit")								\
 int BPF_PROG(prog, struct pt_regs *regs, long ret)			\
 {									\
-	return SF_PRIMARY(SATFEED_HOOK_FEXIT + sc,			\
+	return SF_PRIMARY(SATFEED_HOOK_FEXIT + sc, regs,		\
 			  sf_sys_return(sc, regs, ret));		\
 }									\
 SEC("fexit")								\
 int BPF_PROG(understudy, struct pt_regs *regs, long ret)		\
 {									\
-	return SF_UNDERSTUDY(SATFEED_HOOK_FEXIT + sc,			\
+	return SF_UNDERSTUDY(SATFEED_HOOK_FEXIT + sc, regs,		\
 			     sf_sys_return(sc, regs, ret));		\
 }
 #define SF_FENTRY_PROG(prog, understudy, sc)				\
 SEC("fentry")								\
 int BPF_PROG(prog, struct pt_regs *regs)				\
 {									\
-	return SF_PRIMARY(SATFEED_HOOK_FENTRY + sc, sf_wait_enter(sc));	\
+	return SF_PRIMARY(SATFEED_HOOK_FENTRY + sc, regs,		\
+			  sf_wait_enter(sc));				\
 }									\
 SEC("fentry")								\
 int BPF_PROG(understudy, struct pt_regs *regs)				\
 {									\
-	return SF_UNDERSTUDY(SATFEED_HOOK_FENTRY + sc,			\
+	return SF_UNDERSTUDY(SATFEED_HOOK_FENTRY + sc, regs,		\
 			     sf_wait_enter(sc));			\
 }
 #define SF_FEXIT(name, NAME, family, fd)				\

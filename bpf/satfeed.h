@@ -119,14 +119,15 @@ enum satfeed_hook {
 /*
  * satfeed_understudy: per CPU, the engine's guard against the kernel
  * skipping a preempted program's other runs (bpf/satfeed.bpf.c, "Exactness
- * and preemption").  busy[hook] is 1 while that hook's program runs on this
- * CPU; rescued[hook] counts the events its understudy processed because the
- * program was busy there, i.e. runs the kernel skipped (recursion_misses)
- * that were not lost.  Summed over CPUs: lost = misses - rescued.
+ * and preemption").  busy[hook] names the task whose run of that hook's
+ * program is in progress on this CPU (0: none); rescued[hook] counts the
+ * events its understudy processed because another task's run was, i.e.
+ * runs the kernel skipped (recursion_misses) that were not lost.  Summed
+ * over CPUs: lost = misses - rescued.
  */
-#define SATFEED_BUSY_BYTES	((SATFEED_NR_HOOKS + 7) & ~7)
 struct satfeed_understudy {
-	__u8 busy[SATFEED_BUSY_BYTES];	/* engine private */
+	__u64 busy[SATFEED_NR_HOOKS];	/* engine private */
+	__u64 done[SATFEED_NR_HOOKS];	/* engine private */
 	__u64 rescued[SATFEED_NR_HOOKS];
 };
 

@@ -70,13 +70,16 @@ struct {
 
 /*
  * The understudy protocol (bpf/satfeed.bpf.c, "Exactness and preemption"):
- * a primary program marks its hook busy on this CPU for its whole run; an
- * understudy on the same hook finds the mark only while a run of the
- * primary is in progress on this CPU, i.e. while the kernel skips every
- * other run of the primary here, and then processes the event itself.
- * Migration is disabled for a whole run, so the mark stays with the CPU.
- * The per-CPU array lookup is inlined by the verifier (6.10 on), and a
- * value per CPU keeps every CPU's marks on its own cache lines.
+ * a primary program's first action marks its hook on this CPU with a token
+ * of its task (the syscall's pt_regs, which every hook receives first); the
+ * understudy, which runs after it for the same event, clears the mark when
+ * it is its own task's.  A mark of another task means a run of the primary
+ * began on this CPU and has not reached its understudy yet: while that run
+ * lasts, the kernel skips the primary for every other event here, so the
+ * understudy processes the event.  Migration is disabled for each run, so
+ * the mark stays with the CPU.  The per-CPU array lookup is inlined by the
+ * verifier (6.10 on), and a value per CPU keeps every CPU's marks on its
+ * own cache lines.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -93,19 +96,53 @@ static __always_inline struct satfeed_understudy *sf_understudy_get(void)
 }
 
 /*
- * Run body as the primary of hook.  The compiler barriers keep the marks
- * at the very start and end: without them the first store is dead to the
- * compiler on every path that returns early, which is nearly all of them.
+ * Mark hook busy for the task of token, then run body as the primary.  A
+ * mark of another task found here is one whose primary run finished (this
+ * run could start) and whose understudy has not run yet: it is kept in
+ * done[], so that understudy knows its event was processed.  The compiler
+ * barrier keeps the mark first.
  */
-#define SF_PRIMARY(hook, body)							({										struct satfeed_understudy *u_ = sf_understudy_get();			int ret_;																	if (u_)										WRITE_ONCE(u_->busy[hook], 1);					barrier();								ret_ = (body);								barrier();								if (u_)										WRITE_ONCE(u_->busy[hook], 0);					ret_;								})
+#define SF_PRIMARY(hook, token, body)					\
+	({								\
+		struct satfeed_understudy *u_ = sf_understudy_get();	\
+									\
+		if (u_) {						\
+			__u64 old_ = READ_ONCE(u_->busy[hook]);		\
+									\
+			WRITE_ONCE(u_->busy[hook], (__u64)(token));	\
+			if (old_ && old_ != (__u64)(token))		\
+				WRITE_ONCE(u_->done[hook], old_);	\
+		}							\
+		barrier();						\
+		(body);							\
+	})
 
 /*
- * Run body as the understudy of hook: only while the primary is busy on
- * this CPU, so that the kernel skipped it for this event.  The count is
- * per CPU and this program cannot run twice at once on a CPU, so a plain
- * increment is exact.
+ * Run body as the understudy of hook for the task of token: only when
+ * another task's primary run holds the mark and this task's primary did
+ * not run.  The count is per CPU and this program cannot run twice at once
+ * on a CPU, so a plain increment is exact.
  */
-#define SF_UNDERSTUDY(hook, body)						({										struct satfeed_understudy *u_ = sf_understudy_get();			int ret_ = 0;																	if (u_ && READ_ONCE(u_->busy[hook])) {						u_->rescued[hook]++;							ret_ = (body);							}									ret_;								})
+#define SF_UNDERSTUDY(hook, token, body)				\
+	({								\
+		struct satfeed_understudy *u_ = sf_understudy_get();	\
+		int ret_ = 0;						\
+		__u64 mark_;						\
+									\
+		if (u_) {						\
+			mark_ = READ_ONCE(u_->busy[hook]);		\
+			if (mark_ == (__u64)(token)) {			\
+				WRITE_ONCE(u_->busy[hook], 0);		\
+			} else if (READ_ONCE(u_->done[hook]) ==		\
+				   (__u64)(token)) {			\
+				WRITE_ONCE(u_->done[hook], 0);		\
+			} else if (mark_) {				\
+				u_->rescued[hook]++;			\
+				ret_ = (body);				\
+			}						\
+		}							\
+		ret_;							\
+	})
 
 /*
  * Push hook: called after every window closes, outside the lock, with a

@@ -92,11 +92,8 @@ int sf_engine_select(struct bpf_object *obj, __u32 mode, bool understudies,
 /*
  * A tracepoint calls its probes in the order they were attached; a BPF
  * trampoline calls its fentry (fexit) programs newest first.  For each
- * event the primary must run before its understudy: when the understudy
- * runs first and rescues an event, the task can be preempted before the
- * primary's turn, the busy run can finish meanwhile, and the primary then
- * counts the same event again.  Primary first, the same interleaving loses
- * the event instead, and the loss is in the kernel's count of misses.
+ * event the primary must run before its understudy, which reads and clears
+ * the mark the primary leaves (bpf/satfeed_engine.bpf.h).
  */
 int sf_engine_attach(struct bpf_object_skeleton *s, __u32 mode, char *why,
 		     size_t len)
