@@ -274,7 +274,8 @@ check "module gone" module_gone
 if [ -x /engine-test.sh ]; then
 	check "the engine's own test (/engine-test.sh)" /engine-test.sh
 	# its figures (e.g. BPF cost per attach mode) are worth seeing on pass
-	grep -E '^engine-test: (cost|served)' /tmp/check.out | sed 's/^/# /'
+	grep -E '^(engine-test: (cost|served|check)|concurrency: )' /tmp/check.out |
+		sed 's/^/# /'
 fi
 
 finish
