@@ -44,11 +44,12 @@ endif
 PROGS := $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl \
 	 $(OUTPUT)/sfserver $(OUTPUT)/sfload
 TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_kernel \
-	      $(OUTPUT)/sfbench
+	      $(OUTPUT)/sfbench $(OUTPUT)/test_escape
 
 # libsatfeed: the user-space side of the consumer contract, linked into
 # every tool and test that opens satfeed's maps
-LIB_OBJ := $(addprefix $(OUTPUT)/,sf_common.o sf_pins.o sf_target.o sf_progstats.o)
+LIB_OBJ := $(addprefix $(OUTPUT)/,sf_common.o sf_pins.o sf_target.o sf_progstats.o \
+	   sf_saferoot.o sf_escape.o)
 # the engine's program selection and attach order, and the understudy
 # decision: linked into what loads the engine (loader, kernel tests, bench)
 ENGINE_OBJ := $(addprefix $(OUTPUT)/,sf_engine.o sf_preempt.o)
@@ -62,6 +63,7 @@ $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 	$(call msg,GEN,$@)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
+# BPF objects: the engine in bpf/, the benchmark's floor in tests/bench/progs/
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -69,6 +71,11 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)
 
 # test-only BPF objects (the selftests' progs/ layout)
 $(OUTPUT)/%.bpf.o: tests/kernel/progs/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@ 2>/dev/null || true
+
+$(OUTPUT)/%.bpf.o: tests/bench/progs/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@ 2>/dev/null || true
@@ -89,7 +96,28 @@ $(OUTPUT)/%.o: tools/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
 
-$(OUTPUT)/%.o: tests/%.c | $(OUTPUT)
+$(OUTPUT)/%.o: tools/workload/%.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
+
+# sf_test.h, the selftests-style checks, lives with the kernel tests and
+# serves the unit test too
+$(OUTPUT)/%.o: tests/unit/%.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/kernel -c $< -o $@
+
+$(OUTPUT)/%.o: tests/kernel/%.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
+
+# sfbench, one file per concern; its objects in a folder of their own
+SFBENCH_SRCS := $(wildcard tests/bench/sfbench/*.c)
+SFBENCH_OBJS := $(patsubst tests/bench/sfbench/%.c,$(OUTPUT)/sfbench-objs/%.o,$(SFBENCH_SRCS))
+
+$(OUTPUT)/sfbench-objs:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/sfbench-objs/%.o: tests/bench/sfbench/%.c | $(OUTPUT)/sfbench-objs
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
 
@@ -97,8 +125,7 @@ $(OUTPUT)/%.o: tests/%.c | $(OUTPUT)
 $(OUTPUT)/satfeed-loader.o: $(OUTPUT)/satfeed.skel.h
 $(OUTPUT)/test_kernel.o: \
 	$(OUTPUT)/satfeed.skel.h $(OUTPUT)/satfeed_test.skel.h
-$(OUTPUT)/sfbench.o: \
-	$(OUTPUT)/satfeed.skel.h $(OUTPUT)/sfbench_empty.skel.h
+$(SFBENCH_OBJS): $(OUTPUT)/satfeed.skel.h $(OUTPUT)/sfbench_empty.skel.h
 
 $(OUTPUT)/satfeed-loader: $(OUTPUT)/satfeed-loader.o $(LIB_OBJ) $(ENGINE_OBJ)
 	$(call msg,LINK,$@)
@@ -120,11 +147,15 @@ $(OUTPUT)/test_window_math: $(OUTPUT)/test_window_math.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
+$(OUTPUT)/test_escape: $(OUTPUT)/test_escape.o $(OUTPUT)/sf_escape.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
+
 $(OUTPUT)/test_kernel: $(OUTPUT)/test_kernel.o $(LIB_OBJ) $(ENGINE_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
 
-$(OUTPUT)/sfbench: $(OUTPUT)/sfbench.o
+$(OUTPUT)/sfbench: $(SFBENCH_OBJS) $(LIB_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
 
@@ -160,13 +191,13 @@ vm-test: deps
 # (docs/validation.md)
 validate: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)bash tests/validate.sh
+	$(Q)bash tests/validate/validate.sh
 	$(Q)bash tests/vm/netem.sh
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/sfbench
-	$(Q)bash tests/bench.sh
-	$(Q)bash tests/bench_paper.sh
+	$(Q)bash tests/bench/bench.sh
+	$(Q)bash tests/bench/bench_paper.sh
 	$(Q)bash tests/vm/bench.sh
 
 # a fresh bookworm (debootstrap, cached) runs the README's two commands on a
@@ -185,10 +216,10 @@ uninstall:
 
 format:
 	$(Q)clang-format -i bpf/*.[ch] loader/*.[ch] tools/*.[ch] tools/lib/*.[ch] \
-		tests/*.[ch]
+		tools/workload/*.[ch] tests/*/*.[ch] tests/*/progs/*.[ch]
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))
 	$(Q)rm -rf $(OUTPUT)
 
--include $(wildcard $(OUTPUT)/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/sfbench-objs/*.d)

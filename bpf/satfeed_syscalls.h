@@ -77,6 +77,15 @@
 #define SATFEED_FENTRY_UNDERSTUDY_NAME(name)				\
 	SATFEED_STR(SATFEED_FENTRY_UNDERSTUDY(name))
 
+/*
+ * The engine's other programs, pinned under their names too: the tp_btf
+ * mode's two (every syscall of the machine), the process-exit hook that
+ * every mode loads, and the tp_btf mode's understudies.  Together with the per-syscall ones above, this is every
+ * name the loader may pin and unload may remove.
+ */
+#define SATFEED_OTHER_PROG_NAMES "sf_sys_enter", "sf_sys_exit", "sf_proc_exit", \
+	"sf_sys_enter_u", "sf_sys_exit_u"
+
 #if !defined(__bpf__) && !defined(__KERNEL__)
 /* user space: the fentry mode attaches to SATFEED_SYSCALL_PREFIX "<name>" */
 #if defined(__x86_64__)

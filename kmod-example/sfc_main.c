@@ -449,6 +449,12 @@ static struct bpf_struct_ops sfc_bpf_ops = {
 /* Table files stop before a line could be cut at the end of the page. */
 #define SFC_SYSFS_ROOM	(PAGE_SIZE - 256)
 
+/*
+ * Root only: the files name the watched pids and cgroups and show their
+ * request rates, which other users have no business reading.
+ */
+#define SFC_ATTR_RO(name) __ATTR_RO_MODE(name, 0400)
+
 static const char *const sfc_stream_names[SATFEED_NR_STREAMS] = {
 	"send", "recv", "poll"
 };
@@ -459,7 +465,7 @@ static ssize_t name##_show(struct kobject *k, struct kobj_attribute *a,\
 {									\
 	return sysfs_emit(buf, "%lld\n", atomic64_read(&var));		\
 }									\
-static struct kobj_attribute sfc_attr_##name = __ATTR_RO(name)
+static struct kobj_attribute sfc_attr_##name = SFC_ATTR_RO(name)
 
 /* windows received through satfeed_consumer_push() */
 SFC_COUNTER_ATTR(windows_pushed, sfc_windows_pushed);
@@ -485,7 +491,7 @@ static ssize_t attached_show(struct kobject *k, struct kobj_attribute *a,
 	mutex_unlock(&sfc_mutex);
 	return n;
 }
-static struct kobj_attribute sfc_attr_attached = __ATTR_RO(attached);
+static struct kobj_attribute sfc_attr_attached = SFC_ATTR_RO(attached);
 
 /* One line per target seen by pull: slot kind id level demand changes */
 static ssize_t levels_show(struct kobject *k, struct kobj_attribute *a,
@@ -511,7 +517,7 @@ static ssize_t levels_show(struct kobject *k, struct kobj_attribute *a,
 	mutex_unlock(&sfc_mutex);
 	return n;
 }
-static struct kobj_attribute sfc_attr_levels = __ATTR_RO(levels);
+static struct kobj_attribute sfc_attr_levels = SFC_ATTR_RO(levels);
 
 /* One line per (slot, stream) that received pushes: the last window. */
 static ssize_t last_push_show(struct kobject *k, struct kobj_attribute *a,
@@ -545,7 +551,7 @@ static ssize_t last_push_show(struct kobject *k, struct kobj_attribute *a,
 	}
 	return n;
 }
-static struct kobj_attribute sfc_attr_last_push = __ATTR_RO(last_push);
+static struct kobj_attribute sfc_attr_last_push = SFC_ATTR_RO(last_push);
 
 /* One line per (slot, stream) of the last pull: the newest window seen. */
 static ssize_t last_pull_show(struct kobject *k, struct kobj_attribute *a,
@@ -574,7 +580,7 @@ static ssize_t last_pull_show(struct kobject *k, struct kobj_attribute *a,
 	mutex_unlock(&sfc_mutex);
 	return n;
 }
-static struct kobj_attribute sfc_attr_last_pull = __ATTR_RO(last_pull);
+static struct kobj_attribute sfc_attr_last_pull = SFC_ATTR_RO(last_pull);
 
 static struct attribute *sfc_attrs[] = {
 	&sfc_attr_windows_pushed.attr,

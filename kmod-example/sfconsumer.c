@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <dirent.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -37,6 +38,11 @@
 #include "satfeed.h"
 #include "satfeed_consumer.h"
 #include "sf_pins.h"
+#include "sf_saferoot.h"
+
+/* our pins: the pull link, and one push link per engine program */
+#define PIN_PULL	"pull"
+#define PIN_PUSH	"push_"
 
 static const unsigned char consumer_obj[] = {
 #include "consumer.bpf.inc"
@@ -63,15 +69,17 @@ static struct {
 	.pull = true,
 };
 
-static int remove_pins(void);
+static int remove_pins(int *removed);
 
 static void die(const char *fmt, ...)
 {
 	va_list ap;
 
 	if (env.undo_on_error) {
+		int removed;
+
 		env.undo_on_error = false;
-		remove_pins();
+		remove_pins(&removed);
 	}
 
 	fprintf(stderr, "sfconsumer: ");
@@ -164,31 +172,39 @@ static int count_pins(void)
 	return n;
 }
 
-static int remove_pins(void)
+static bool consumer_pin_name(const char *name)
 {
-	char path[512];
-	struct dirent *de;
-	DIR *d;
-	int n = 0;
+	return !strcmp(name, PIN_PULL) ||
+	       (!strncmp(name, PIN_PUSH, strlen(PIN_PUSH)) &&
+		sf_engine_prog_name(name + strlen(PIN_PUSH)));
+}
 
-	d = opendir(env.pins);
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", env.pins, de->d_name);
-		if (unlink(path))
-			fprintf(stderr, "sfconsumer: cannot remove %s: %s\n",
-				path, strerror(errno));
-		else
-			n++;
+/*
+ * Remove our pins, and nothing else, from our pin directory (sf_saferoot.h).
+ * Returns 0 when the directory is gone, -ENOENT when there was none, another
+ * -errno (reported) otherwise; *removed counts the pins removed.
+ */
+static int remove_pins(int *removed)
+{
+	static const struct sf_pin_dir layout[] = {
+		{ NULL, consumer_pin_name },
+	};
+	char why[PATH_MAX + 128];
+	struct sf_saferoot r;
+	int err;
+
+	*removed = 0;
+	err = sf_saferoot_open(&r, "sfconsumer", env.pins, why, sizeof(why));
+	if (err == -ENOENT)
+		return err;
+	if (err) {
+		fprintf(stderr, "sfconsumer: %s\n", why);
+		return err;
 	}
-	closedir(d);
-	if (rmdir(env.pins))
-		fprintf(stderr, "sfconsumer: cannot remove %s: %s\n", env.pins,
-			strerror(errno));
-	return n;
+	err = sf_saferoot_unpin(&r, layout, 1);
+	*removed = r.removed;
+	sf_saferoot_close(&r);
+	return err;
 }
 
 /*
@@ -289,7 +305,7 @@ static void attach_pull(const struct sf_pins *pins)
 		die("cannot register struct_ops satfeed_consumer_ops: %s%s",
 		    strerror(errno),
 		    errno == EEXIST ? " (another pull consumer is attached)" : "");
-	snprintf(path, sizeof(path), "%s/pull", env.pins);
+	snprintf(path, sizeof(path), "%s/" PIN_PULL, env.pins);
 	err = bpf_link__pin(link, path);
 	if (err)
 		die("cannot pin %s: %s", path, strerror(-err));
@@ -328,7 +344,7 @@ static int attach_push_one(int tgt_fd, const char *tgt_name, enum push_mode m)
 		err = -errno;
 		goto out;
 	}
-	snprintf(path, sizeof(path), "%s/push_%s", env.pins, tgt_name);
+	snprintf(path, sizeof(path), "%s/" PIN_PUSH "%s", env.pins, tgt_name);
 	err = bpf_link__pin(link, path);
 	bpf_link__destroy(link);
 out:
@@ -351,7 +367,8 @@ static void attach_push(int *n_freplace, int *n_fentry)
 		enum push_mode m = env.push;
 		int fd, err;
 
-		if (de->d_name[0] == '.')
+		/* detach removes only the push pins of engine programs */
+		if (!sf_engine_prog_name(de->d_name))
 			continue;
 		fd = pin_get(dir, de->d_name);
 		if (fd < 0)
@@ -385,7 +402,9 @@ static void attach_push(int *n_freplace, int *n_fentry)
 
 static int cmd_attach(void)
 {
-	int n_freplace = 0, n_fentry = 0, n;
+	char why[PATH_MAX + 128];
+	int n_freplace = 0, n_fentry = 0, n, err;
+	struct sf_saferoot own;
 	struct sf_pins pins;
 
 	if (!module_loaded())
@@ -396,10 +415,20 @@ static int cmd_attach(void)
 	if (n > 0 && !env.replace)
 		die("already attached (%d pins in %s); use --replace, or detach first",
 		    n, env.pins);
-	if (n >= 0)
-		remove_pins();
+	if (n >= 0) {
+		err = remove_pins(&n);
+		if (err && err != -ENOENT && err != -ENOTEMPTY)
+			die("cannot remove the previous attach from %s",
+			    env.pins);
+	}
 	if (mkdir(env.pins, 0700) && errno != EEXIST)
 		die("cannot create %s: %s", env.pins, strerror(errno));
+	/* pin only where nobody else can have planted anything */
+	err = sf_saferoot_open(&own, "sfconsumer", env.pins, why,
+			       sizeof(why));
+	if (err)
+		die("%s", err == -ENOENT ? strerror(-err) : why);
+	sf_saferoot_close(&own);
 	env.undo_on_error = true;	/* all or nothing */
 
 	if (env.pull)
@@ -419,13 +448,18 @@ static int cmd_attach(void)
 
 static int cmd_detach(void)
 {
-	int n = remove_pins();
+	int n, err = remove_pins(&n);
 
-	if (n < 0) {
+	if (err == -ENOENT) {
 		fprintf(stderr, "sfconsumer: nothing attached (no %s)\n",
 			env.pins);
 		return 1;
 	}
+	if (err == -ENOTEMPTY)
+		fprintf(stderr, "sfconsumer: removed %d pins; %s is left in place with the entries listed above, which sfconsumer did not pin\n",
+			n, env.pins);
+	if (err)
+		return 1;
 	printf("sfconsumer detached: removed %d pins from %s\n", n, env.pins);
 	return 0;
 }

@@ -5,11 +5,13 @@
  *
  * Every pin this tool makes has a fixed name (satfeed.h) under the root, so
  * unload removes exactly those, and a failed load removes whatever it had
- * pinned before it returns: /sys/fs/bpf is left as it was found.
+ * pinned before it returns: /sys/fs/bpf is left as it was found.  Both touch
+ * only a root that nobody but root can write to, never follow a symlink, and
+ * report anything else they find there (sf_saferoot.h).
  */
 #include <argp.h>
-#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -25,9 +27,11 @@
 #include "sf_common.h"
 #include "sf_engine.h"
 #include "sf_preempt.h"
+#include "sf_saferoot.h"
 #include "satfeed.skel.h"
 
 #define PROG "satfeed-loader"
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 static struct env {
 	bool verbose;
@@ -41,12 +45,6 @@ static struct env {
 } env = {
 	.root = SATFEED_DEFAULT_ROOT,
 	.window_shift = SATFEED_WINDOW_SHIFT,
-};
-
-static const char *const map_pins[] = {
-	SATFEED_PIN_INFO, SATFEED_PIN_CONFIG, SATFEED_PIN_TARGETS,
-	SATFEED_PIN_STREAMS, SATFEED_PIN_PID_INDEX, SATFEED_PIN_CGRP_INDEX,
-	SATFEED_PIN_POLL_START, SATFEED_PIN_UNDERSTUDY,
 };
 
 const char *argp_program_version = "satfeed-loader (ABI 1)";
@@ -193,6 +191,13 @@ static void die_msg(const char *fmt, ...)
 
 /* ---- pins ---- */
 
+/* links first: removing them detaches the engine before anything else goes */
+static const struct sf_pin_dir engine_layout[] = {
+	{ SATFEED_PIN_LINKS, sf_engine_prog_name },
+	{ SATFEED_PIN_PROGS, sf_engine_prog_name },
+	{ NULL, sf_engine_map_name },
+};
+
 static void pin_path(char *buf, size_t len, const char *sub, const char *name)
 {
 	if (sub)
@@ -201,95 +206,102 @@ static void pin_path(char *buf, size_t len, const char *sub, const char *name)
 		snprintf(buf, len, "%s/%s", env.root, name);
 }
 
-/* Remove the entries of ROOT/sub; all of them are ours. */
-static int unpin_dir(const char *sub)
+/*
+ * Open ROOT if it exists and can be trusted (sf_saferoot.h).  Returns 0,
+ * -ENOENT when there is none, or another -errno after saying why.
+ */
+static int open_root(struct sf_saferoot *r)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 256];
-	struct dirent *de;
-	int removed = 0;
-	DIR *d;
+	char why[PATH_MAX + 128];
+	int err;
 
-	snprintf(dir, sizeof(dir), "%s/%s", env.root, sub);
-	d = opendir(dir);
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (!unlink(path))
-			removed++;
-		else
-			die_msg("cannot remove %s: %s", path, strerror(errno));
-	}
-	closedir(d);
-	if (rmdir(dir) && errno != ENOENT)
-		die_msg("cannot remove %s: %s", dir, strerror(errno));
-	return removed;
+	err = sf_saferoot_open(r, PROG, env.root, why, sizeof(why));
+	if (err && err != -ENOENT)
+		die_msg("%s", why);
+	return err;
 }
 
-/* Remove every pin a load makes under ROOT.  Returns how many went. */
-static int unpin_all(void)
+/*
+ * Remove every pin a load makes under ROOT, and nothing else.  Returns 0
+ * when ROOT is gone, -ENOENT when there was none, -ENOTEMPTY when it was
+ * left in place for entries that are not satfeed's (each reported), another
+ * -errno when ROOT cannot be trusted or a pin of satfeed's was not removed.
+ */
+static int unpin_all(int *removed)
 {
-	char path[PATH_MAX];
-	int removed = 0;
+	struct sf_saferoot r;
+	int err;
 
-	removed += unpin_dir(SATFEED_PIN_LINKS);
-	removed += unpin_dir(SATFEED_PIN_PROGS);
-	for (size_t i = 0; i < sizeof(map_pins) / sizeof(map_pins[0]); i++) {
-		pin_path(path, sizeof(path), NULL, map_pins[i]);
-		if (!unlink(path))
-			removed++;
-		else if (errno != ENOENT)
-			die_msg("cannot remove %s: %s", path, strerror(errno));
-	}
-	if (rmdir(env.root) && errno != ENOENT) {
-		if (errno == ENOTEMPTY)
-			die_msg("left %s in place: it holds pins satfeed did not make",
-				env.root);
-		else
-			die_msg("cannot remove %s: %s", env.root,
-				strerror(errno));
-	}
-	return removed;
+	*removed = 0;
+	err = open_root(&r);
+	if (err)
+		return err;
+	err = sf_saferoot_unpin(&r, engine_layout, ARRAY_LEN(engine_layout));
+	*removed = r.removed;
+	sf_saferoot_close(&r);
+	return err;
+}
+
+/* Make ROOT/sub, or accept the one a previous load left in the trusted root. */
+static int make_pin_dir(int root_fd, const char *sub)
+{
+	struct stat st;
+
+	if (!mkdirat(root_fd, sub, 0700))
+		return 0;
+	if (errno != EEXIST)
+		return -errno;
+	if (fstatat(root_fd, sub, &st, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return 0;
+	die_msg("%s/%s is not a directory satfeed made", env.root, sub);
+	return -ENOTDIR;
 }
 
 static int pin_everything(struct satfeed_bpf *skel)
 {
 	char path[PATH_MAX];
 	struct bpf_program *prog;
+	struct sf_saferoot root;
 	struct bpf_map *map;
 	int err;
 
 	if (mkdir(env.root, 0700) && errno != EEXIST)
 		return -errno;
+	/* pin only into a root nobody else can have planted anything in */
+	err = open_root(&root);
+	if (err)
+		return err;
+	err = make_pin_dir(root.fd, SATFEED_PIN_PROGS);
+	if (!err)
+		err = make_pin_dir(root.fd, SATFEED_PIN_LINKS);
+	sf_saferoot_close(&root);
+	if (err)
+		return err;
 	bpf_object__for_each_map(map, skel->obj) {
 		const char *name = bpf_map__name(map);
-		bool ours = false;
 
-		for (size_t i = 0; i < sizeof(map_pins) / sizeof(map_pins[0]);
-		     i++)
-			ours |= !strcmp(name, map_pins[i]);
-		if (!ours)	/* .rodata, .bss: internal */
+		if (!sf_engine_map_name(name))	/* .rodata, .bss: internal */
 			continue;
 		pin_path(path, sizeof(path), NULL, name);
 		err = bpf_map__pin(map, path);
 		if (err)
 			return err;
 	}
-	pin_path(path, sizeof(path), NULL, SATFEED_PIN_PROGS);
-	if (mkdir(path, 0700))
-		return -errno;
-	pin_path(path, sizeof(path), NULL, SATFEED_PIN_LINKS);
-	if (mkdir(path, 0700))
-		return -errno;
 	bpf_object__for_each_program(prog, skel->obj) {
+		const char *name = bpf_program__name(prog);
 		struct bpf_link *link = NULL;
 
 		if (!bpf_program__autoload(prog))
 			continue;
-		pin_path(path, sizeof(path), SATFEED_PIN_PROGS,
-			 bpf_program__name(prog));
+		/* what unload would not recognise, load must not pin */
+		if (!sf_engine_prog_name(name)) {
+			die_msg("program %s is missing from the engine's pin names (sf_saferoot.c)",
+				name);
+			return -EINVAL;
+		}
+		pin_path(path, sizeof(path), SATFEED_PIN_PROGS, name);
 		err = bpf_program__pin(prog, path);
 		if (err)
 			return err;
@@ -299,8 +311,7 @@ static int pin_everything(struct satfeed_bpf *skel)
 				link = *skel->skeleton->progs[i].link;
 		if (!link)
 			continue;
-		pin_path(path, sizeof(path), SATFEED_PIN_LINKS,
-			 bpf_program__name(prog));
+		pin_path(path, sizeof(path), SATFEED_PIN_LINKS, name);
 		err = bpf_link__pin(link, path);
 		if (err)
 			return err;
@@ -429,7 +440,7 @@ static int ensure_bpffs(char *why, size_t len)
 	if (fs < 0)
 		snprintf(why, len, "%s: %s", parent, strerror(-fs));
 	else
-		snprintf(why, len, "%s is not a bpffs (mount -t bpf bpf %s)",
+		snprintf(why, len, "%s is not a bpffs (mount -t bpf -o mode=0700 bpf %s)",
 			 parent, parent);
 	return fs < 0 ? fs : -ENOTDIR;
 }
@@ -438,12 +449,13 @@ static int cmd_load(void)
 {
 	static const __u32 order[] = { SATFEED_ATTACH_FENTRY,
 				       SATFEED_ATTACH_TP_BTF };
-	char path[PATH_MAX], why[512] = "", first[512] = "", uwhy[512];
 	struct satfeed_bpf *skel = NULL;
+	char why[512] = "", first[512] = "", uwhy[512];
 	bool existing, understudies = false;
+	struct sf_saferoot root;
 	struct sf_preempt pre;
+	int err, removed;
 	__u32 mode = 0;
-	int err = -ENOENT;
 
 	if (!have_btf(why, sizeof(why))) {
 		die_msg("%s", why);
@@ -453,14 +465,20 @@ static int cmd_load(void)
 		die_msg("%s", why);
 		return SF_EXIT_ERROR;
 	}
-	pin_path(path, sizeof(path), NULL, SATFEED_PIN_INFO);
-	existing = !access(path, F_OK) || !access(env.root, F_OK);
+	err = open_root(&root);
+	if (err && err != -ENOENT)
+		return SF_EXIT_ERROR;
+	existing = !err && sf_saferoot_holds(&root, engine_layout,
+					     ARRAY_LEN(engine_layout));
+	if (!err)
+		sf_saferoot_close(&root);
 	if (existing && !env.replace) {
 		die_msg("satfeed is already loaded at %s (use --replace, or 'unload' first)",
 			env.root);
 		return SF_EXIT_EXISTS;
 	}
 
+	err = -ENOENT;
 	sf_preempt_probe(&pre, env.btf);
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		if (env.attach && env.attach != order[i])
@@ -491,12 +509,17 @@ static int cmd_load(void)
 		goto destroy;
 	}
 	/* the new engine runs; only now take the old one down */
-	if (existing)
-		unpin_all();
+	if (existing) {
+		err = unpin_all(&removed);
+		if (err && err != -ENOTEMPTY) {
+			die_msg("cannot replace the load at %s", env.root);
+			goto destroy;
+		}
+	}
 	err = pin_everything(skel);
 	if (err) {
 		die_msg("cannot pin under %s: %s", env.root, strerror(-err));
-		unpin_all();
+		unpin_all(&removed);
 		goto destroy;
 	}
 	printf("satfeed loaded: attach %s, window %u samples, understudies %s, pinned at %s\n",
@@ -509,20 +532,22 @@ destroy:
 
 static int cmd_unload(void)
 {
-	int n;
+	int err, removed;
 
-	if (sf_is_bpffs(env.root) != 1 && access(env.root, F_OK)) {
+	err = unpin_all(&removed);
+	if (err == -ENOENT) {
 		die_msg("satfeed is not loaded (no %s)", env.root);
 		return SF_EXIT_NOT_LOADED;
 	}
-	if (access(env.root, W_OK)) {
-		die_msg("cannot unload %s: %s", env.root, strerror(errno));
-		return errno == EACCES ? SF_EXIT_PERM : SF_EXIT_ERROR;
-	}
-	n = unpin_all();
-	if (!access(env.root, F_OK))
+	if (err == -ENOTEMPTY) {
+		die_msg("removed %d pins; %s is left in place with the entries listed above, which satfeed did not pin",
+			removed, env.root);
 		return SF_EXIT_ERROR;
-	printf("satfeed unloaded: removed %d pins from %s\n", n, env.root);
+	}
+	if (err)
+		return err == -EACCES ? SF_EXIT_PERM : SF_EXIT_ERROR;
+	printf("satfeed unloaded: removed %d pins from %s\n", removed,
+	       env.root);
 	return SF_EXIT_OK;
 }
 

@@ -5,17 +5,20 @@
 # suite that cannot run is a failure, never a skip.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. tests/lib.sh
 
 B=${OUTPUT:-build}
 suites=(
 	"$B/test_window_math"
+	"$B/test_escape"
 	"$B/test_kernel"
-	"bash tests/test_tools.sh"
-	"bash tests/test_cli.sh"
-	"bash tests/test_e2e.sh"
-	"bash tests/bench.sh --quick"
-	"bash tests/bench_paper.sh --quick"
-	"bash tests/validate.sh --quick"
+	"bash tests/e2e/test_tools.sh"
+	"bash tests/e2e/test_cli.sh"
+	"bash tests/e2e/test_hardening.sh"
+	"bash tests/e2e/test_e2e.sh"
+	"bash tests/bench/bench.sh --quick"
+	"bash tests/bench/bench_paper.sh --quick"
+	"bash tests/validate/validate.sh --quick"
 	"bash tests/vm/run.sh"
 	"bash tests/vm/bench.sh --quick"
 )
@@ -27,7 +30,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+sf_bpffs_mount || { echo "tests/run.sh: cannot mount bpffs" >&2; exit 1; }
 
 passed=0 failed=0
 failed_names=()

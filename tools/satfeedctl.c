@@ -21,6 +21,7 @@
 #include "sf_common.h"
 #include "sf_pins.h"
 #include "sf_target.h"
+#include "sf_escape.h"
 
 #define PROG "satfeedctl"
 
@@ -159,20 +160,20 @@ static int cmd_remove(struct sf_pins *p, const struct args *a)
 
 /* ---- output ---- */
 
-static void json_str(const char *s)
+/* s: a target's comm or path, up to max bytes (it may lack a NUL) */
+static void json_str(const char *s, size_t max)
 {
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = *s;
+	char buf[SF_JSON_ESCAPED_LEN(sizeof(((struct satfeed_target *)0)->path))];
 
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
+	sf_json_escape(buf, sizeof(buf), s, max);
+	fputs(buf, stdout);
+}
+
+/* a target's comm or path for the terminal */
+static const char *text_str(char *buf, size_t len, const char *s, size_t max)
+{
+	sf_text_escape(buf, len, s, max);
+	return buf;
 }
 
 static void json_window(const struct satfeed_window *w)
@@ -235,10 +236,10 @@ static void json_target_head(__u32 slot, const struct satfeed_target *t)
 	printf("{\"slot\":%u,", slot);
 	if (t->kind == SATFEED_TARGET_PID) {
 		printf("\"pid\":%llu,\"comm\":", (unsigned long long)t->id);
-		json_str(t->comm);
+		json_str(t->comm, sizeof(t->comm));
 	} else {
 		printf("\"cgroup\":%llu,\"path\":", (unsigned long long)t->id);
-		json_str(t->path);
+		json_str(t->path, sizeof(t->path));
 	}
 	sf_format_syscalls(t->sc_mask, mask, sizeof(mask));
 	printf(",\"state\":\"%s\",\"syscalls\":\"%s\"",
@@ -261,11 +262,15 @@ static void fmt_us(char *buf, size_t len, const struct satfeed_window *w,
 
 static void target_label(char *buf, size_t len, const struct satfeed_target *t)
 {
+	char name[SF_TEXT_ESCAPED_LEN(sizeof(t->path))];
+
 	if (t->kind == SATFEED_TARGET_PID)
 		snprintf(buf, len, "pid %llu %s%s", (unsigned long long)t->id,
-			 t->comm, sf_target_gone(t) ? " (gone)" : "");
+			 text_str(name, sizeof(name), t->comm, sizeof(t->comm)),
+			 sf_target_gone(t) ? " (gone)" : "");
 	else
-		snprintf(buf, len, "cgroup %s", t->path);
+		snprintf(buf, len, "cgroup %s",
+			 text_str(name, sizeof(name), t->path, sizeof(t->path)));
 }
 
 static void ago(char *buf, size_t len, __u64 last)
@@ -405,7 +410,7 @@ static int cmd_targets(struct sf_pins *p, const struct args *a)
 		       "NAME", "STATE", "SYSCALLS");
 	for (__u32 slot = 0; slot < p->info.max_targets; slot++) {
 		struct satfeed_target t;
-		char mask[256];
+		char mask[256], name[SF_TEXT_ESCAPED_LEN(sizeof(t.path))];
 
 		if (sf_target_read(p, slot, &t))
 			return fail(SF_EXIT_ERROR, "cannot read targets: %s",
@@ -423,7 +428,11 @@ static int cmd_targets(struct sf_pins *p, const struct args *a)
 		printf("%-5u %-7s %-20llu %-16s %-7s %s\n", slot,
 		       t.kind == SATFEED_TARGET_PID ? "pid" : "cgroup",
 		       (unsigned long long)t.id,
-		       t.kind == SATFEED_TARGET_PID ? t.comm : t.path,
+		       t.kind == SATFEED_TARGET_PID ?
+			       text_str(name, sizeof(name), t.comm,
+					sizeof(t.comm)) :
+			       text_str(name, sizeof(name), t.path,
+					sizeof(t.path)),
 		       sf_target_gone(&t) ? "gone" : "active", mask);
 	}
 	if (json)

@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tests/vm/bench.sh - the overhead benchmark of issue 4 in the Debian 6.12
-# guest: satfeed in fentry mode (the mode the development hosts refuse)
-# against the paper's bpftrace method (tests/listing1.bt) and the empty-
+# tests/vm/bench.sh - the overhead benchmark in the Debian 6.12 guest:
+# satfeed in fentry mode (the mode the development hosts refuse) against
+# the paper's bpftrace method (tests/bench/listing1.bt) and the empty-
 # program floor of the same hooks, then the same in tp_btf mode, side by
 # side in one boot.
 #
@@ -12,7 +12,7 @@
 #      binary and every library ldd lists (about 200 MB unpacked, hence
 #      2 GiB of guest memory)
 #   3. an initramfs with busybox, bash, satfeed-loader, satfeedctl, sfbench,
-#      bpftrace, tests/listing1.bt and guest/bench-guest.sh as /test.sh
+#      bpftrace, tests/bench/listing1.bt and guest/bench-guest.sh as /test.sh
 #   4. boot.sh (QEMU TCG); the guest runs build/sfbench --attach fentry and
 #      --attach tp_btf, each with --bpftrace, and prints tables, results and
 #      rounds between markers on the console
@@ -48,7 +48,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-BUILD=${BUILD:-$ROOT/build}
 OUT=${OUT:-$VM_DIR/bench}
 QUICK=0
 TIMEOUT=
@@ -64,7 +63,7 @@ while [ $# -gt 0 ]; do
 	--wallclock) ICOUNT= ;;
 	-T) TIMEOUT=$2; shift ;;
 	-a) APPEND=$2; shift ;;
-	-h|--help) sed -n '3,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) vm_help; exit 0 ;;
 	*) echo "bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -83,12 +82,7 @@ else
 fi
 MODES=(fentry tp_btf)
 
-start=$(date +%s)
-vm_need_root
-vm_take_test_lock
-
-"$ROOT/tests/vm/setup-kernel.sh"
-vm_kernel_env
+vm_begin
 BPFTRACE=$(command -v bpftrace) || vm_die "bpftrace not installed"
 # the Makefile names its outputs relative to the tree (OUTPUT=build)
 OUTREL=${BUILD#"$ROOT"/}
@@ -104,13 +98,13 @@ STAGE=$VM_DIR/bench-stage
 INITRD=$STAGE/initrd.gz
 VM_DIR=$STAGE "$ROOT/tests/vm/mkinitramfs.sh" -o "$INITRD" \
 	-t "$ROOT/tests/vm/guest/bench-guest.sh" "${BINS[@]}" \
-	-f "$ROOT/tests/listing1.bt:/satfeed/"
+	-f "$ROOT/tests/bench/listing1.bt:/satfeed/"
 
 LOG=$VM_DIR/bench-console.log
 rc=0
 VM_QEMU_OPTS="$ICOUNT" VM_DIR=$STAGE "$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$INITRD" \
 	-T "$TIMEOUT" -m 2048 -l "$LOG" -a "$SETTINGS $APPEND" >&2 || rc=$?
-secs=$(( $(date +%s) - start ))
+secs=$(( $(date +%s) - VM_START ))
 
 # --- the guest's output, cut out of the console log ---
 mkdir -p "$OUT"
@@ -183,25 +177,12 @@ for m in "${MODES[@]}"; do
 done
 bad=0
 [ "$rc" = 0 ] || { echo "bench.sh: the guest run failed (console: $LOG)" >&2; bad=1; }
-for k in "${expected[@]}"; do
-	n=$(grep -c "^$k " "$OUT/results.txt" || true)
-	v=$(awk -v k="$k" '$1 == k { print $2 }' "$OUT/results.txt")
-	if [ "$n" -ne 1 ]; then
-		echo "bench.sh: figure $k: found $n times" >&2; bad=1
-	elif ! [[ $v =~ ^-?[0-9]+(\.[0-9]+)?$ ]]; then
-		echo "bench.sh: figure $k is not a finite number: '$v'" >&2; bad=1
-	fi
-done
+sf_check_figures "$OUT/results.txt" "${expected[@]}" || bad=1
 for m in "${MODES[@]}"; do
-	for section in '^1-2\. syscall cost' '^3\. BPF time per program run' \
-		       '^6\. against the paper' "^satfeed overhead benchmark: $m mode"; do
-		grep -Eq "$section" "$OUT/table-$m.txt" ||
-			{ echo "bench.sh: the $m table lacks '$section'" >&2; bad=1; }
-	done
-	if grep -Eiq '(^|[ (])-?(nan|inf)x?([ ),]|$)' "$OUT/table-$m.txt"; then
-		echo "bench.sh: the $m table shows a figure that is not a number" >&2
-		bad=1
-	fi
+	sf_check_sections "$OUT/table-$m.txt" '^1-2\. syscall cost' \
+		'^3\. BPF time per program run' '^6\. against the paper' \
+		"^satfeed overhead benchmark: $m mode" || bad=1
+	sf_check_table_numbers "$OUT/table-$m.txt" || bad=1
 done
 echo "(${secs} s; tables and figures in $OUT, console in $LOG)"
 [ "$bad" = 0 ] || { echo "bench.sh: FAILED" >&2; exit 1; }

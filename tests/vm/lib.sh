@@ -1,10 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 # tests/vm/lib.sh - helpers shared by the guest-pipeline scripts.  Sourced,
-# not run.  Sets ROOT (repository root) and VM_DIR (cache and outputs,
-# default build/vm; override with the VM_DIR environment variable).
+# not run; sources the host harness, tests/lib.sh.  Sets ROOT (repository
+# root), VM_DIR (cache and outputs, default build/vm; override with the
+# VM_DIR environment variable) and BUILD (the engine's build directory,
+# default build/).
 
 ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 VM_DIR=${VM_DIR:-$ROOT/build/vm}
+BUILD=${BUILD:-$ROOT/build}
+. "$ROOT/tests/lib.sh"
 export DEBIAN_FRONTEND=noninteractive
 
 vm_log() { printf 'vm: %s\n' "$*" >&2; }
@@ -18,7 +22,6 @@ vm_need_root() {
 # script: a guest takes a whole CPU for minutes, not beside another test's
 # timings.
 vm_take_test_lock() {
-	. "$ROOT/tests/lock.sh"
 	sf_take_test_lock || vm_die "cannot take the test lock"
 }
 
@@ -31,6 +34,22 @@ vm_mirror_uri() {
 		/etc/apt/sources.list 2>/dev/null)
 	[ -n "$uri" ] || vm_die "cannot find the Debian mirror URI in the apt sources"
 	echo "$uri"
+}
+
+# vm_help: the calling script's header comment, from its third line to
+# `set -e...`, as its --help.
+vm_help() { sed -n '3,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+
+# vm_begin: how every script that boots a guest starts, once its arguments
+# are read: root, the test lock for the rest of the script, the guest
+# kernel (setup-kernel.sh, cached) and its settings (KVER, KREL, KDIR,
+# VMLINUZ); VM_START is when it began.
+vm_begin() {
+	VM_START=$(date +%s)
+	vm_need_root
+	vm_take_test_lock
+	"$ROOT/tests/vm/setup-kernel.sh"
+	vm_kernel_env
 }
 
 # apt-get update at most once per hour unless the backports lists are missing.

@@ -31,7 +31,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-BUILD=${BUILD:-$ROOT/build}
 OUT=${OUT:-$ROOT/build/validate}
 TIMEOUT=${VM_TIMEOUT:-540}
 APPEND=
@@ -39,20 +38,15 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	-T) TIMEOUT=$2; shift ;;
 	-a) APPEND=$2; shift ;;
-	-h|--help) sed -n '3,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) vm_help; exit 0 ;;
 	*) vm_die "unknown argument '$1' (see --help)" ;;
 	esac
 	shift
 done
 
-start=$(date +%s)
-vm_need_root
-vm_take_test_lock
-
 # veth and sch_netem come out of the 6.12 image package
 [ "$VM_KERNEL" = bpo612 ] || vm_die "netem.sh runs on the bpo612 guest only (VM_KERNEL=$VM_KERNEL)"
-"$ROOT/tests/vm/setup-kernel.sh"
-vm_kernel_env
+vm_begin
 make -s -C "$ROOT" all >/dev/null
 
 # --- the two modules, from the kernel image package (cached per KREL) ---
@@ -124,5 +118,5 @@ if [ "$nr2" != 2 ] || [ "$(awk 'END { print NR }' "$CSV")" -lt 3 ]; then
 	echo "netem: incomplete (see $LOG)" >&2
 	rc=1
 fi
-vm_log "netem run: $(( $(date +%s) - start )) s; $CSV"
+vm_log "netem run: $(( $(date +%s) - VM_START )) s; $CSV"
 exit $rc

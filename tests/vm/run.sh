@@ -33,7 +33,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-BUILD=${BUILD:-$ROOT/build}
 REQUIRE_ENGINE=1
 ENGINE_TEST=$ROOT/tests/vm/engine-test.sh
 TIMEOUT=${VM_TIMEOUT:-240}
@@ -45,18 +44,13 @@ while [ $# -gt 0 ]; do
 	--engine-test) ENGINE_TEST=$2; shift ;;
 	-T) TIMEOUT=$2; shift ;;
 	-a) APPEND=$2; shift ;;
-	-h|--help) sed -n '3,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) vm_help; exit 0 ;;
 	*) vm_die "unknown argument '$1' (see --help)" ;;
 	esac
 	shift
 done
 
-start=$(date +%s)
-vm_need_root
-vm_take_test_lock
-
-"$ROOT/tests/vm/setup-kernel.sh"
-vm_kernel_env
+vm_begin
 LOG=$VM_DIR/console-$VM_KERNEL.log
 
 vm_log "building kmod-example against $KVER"
@@ -103,5 +97,5 @@ rc=0
 	-a "$APPEND" -l "$LOG" || rc=$?
 grep -E '^# (engine-test: (cost|check)|concurrency: )' "$LOG" |
 	sed 's/^# /vm: /' >&2 || true
-vm_log "whole vm test: $(( $(date +%s) - start )) s"
+vm_log "whole vm test: $(( $(date +%s) - VM_START )) s"
 exit $rc

@@ -23,6 +23,7 @@
 #include <linux/magic.h>
 #include <bpf/bpf.h>
 #include "sf_common.h"
+#include "sf_escape.h"
 #include "sf_target.h"
 
 /* Cgroup depths the config can tell apart (satfeed_target.level % this). */
@@ -310,17 +311,7 @@ static void target_fill(struct satfeed_target *t,
 		.added_ns = sf_now_mono_ns(),
 	};
 	if (sel->kind == SATFEED_TARGET_PID) {
-		char path[64];
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/%llu/comm",
-			 (unsigned long long)sel->id);
-		f = fopen(path, "r");
-		if (f) {
-			if (fgets(t->comm, sizeof(t->comm), f))
-				t->comm[strcspn(t->comm, "\n")] = '\0';
-			fclose(f);
-		}
+		sf_read_comm(sel->id, t->comm);
 	} else {
 		snprintf(t->path, sizeof(t->path), "%s", sel->path);
 		t->level = sel->level;

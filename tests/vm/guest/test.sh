@@ -121,6 +121,8 @@ check "period_ms unchanged after a refused write" test "$(cat $P/period_ms)" = 1
 check "writing period_ms=5 at run time works" sh -c "echo 5 > $P/period_ms && test \$(cat $P/period_ms) = 5"
 echo 10 > $P/period_ms
 check "sysfs directory $SYS is there" test -r $SYS/levels -a -r $SYS/last_push -a -r $SYS/last_pull
+check "sysfs files are readable by root only (0400)" sh -c \
+	"for f in $SYS/*; do m=\$(stat -c %a \$f); [ \$m = 400 ] || { echo \$f: \$m; exit 1; }; done"
 check "nothing attached yet" test "$(sfc attached)" = none
 refuse "sfconsumer attach without the engine fails cleanly" sfconsumer attach
 check "... and leaves no pins" test ! -e $PINS

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tests/test_tools.sh - end-to-end tests of tools/sfserver and tools/sfload.
+# tests/e2e/test_tools.sh - end-to-end tests of tools/workload/sfserver and
+# tools/workload/sfload.
 #
 # Builds both tools into a temporary directory, runs sfserver on ephemeral
 # loopback ports and drives it with sfload, and checks the reports, the exit
@@ -9,11 +10,12 @@
 # /usr/bin/memcached exists (under CI=true, as root, it is installed first).
 # Every process started here is killed on every exit path.
 #
-# Usage: tests/test_tools.sh        (from anywhere; about 40 s)
+# Usage: tests/e2e/test_tools.sh        (from anywhere; about 40 s)
 # Exit:  0 when every check passed, 1 otherwise.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+. "$ROOT/tests/lib.sh"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sftools.XXXXXX")
 CC=${CC:-gcc}
 CFLAGS="-O2 -g -Wall -Wextra -Werror -pthread"
@@ -22,17 +24,10 @@ PASS=0
 FAIL=0
 
 cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do
-		kill "$p" 2>/dev/null || true
-	done
-	for p in "${PIDS[@]}"; do
-		wait "$p" 2>/dev/null || true
-	done
+	sf_stop_children "${PIDS[@]}"
 	rm -rf "$TMP"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+sf_trap_cleanup cleanup
 
 ok() {
 	PASS=$((PASS + 1))
@@ -114,27 +109,10 @@ stop_server() {
 	return "$rc"
 }
 
-free_port() {
-	python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
 
 # check_json FILE PYTHON-EXPR: the expression over the report dict r holds.
 check_json() {
-	python3 - "$1" "$2" <<'EOF'
-import json, sys
-r = json.load(open(sys.argv[1]))
-need = ["offered_rps", "sent_rps", "achieved_rps", "requests", "replies",
-        "errors", "timeouts", "p50_us", "p90_us", "p99_us", "p999_us",
-        "max_us", "duration_s"]
-missing = [k for k in need if k not in r]
-if missing:
-    sys.exit("missing keys: %s" % missing)
-if not eval(sys.argv[2], {}, {"r": r}):
-    sys.exit("check failed: %s\nreport: %s" % (sys.argv[2], json.dumps(r)))
-EOF
+	python3 "$ROOT/tests/e2e/check_report.py" "$1" "$2"
 }
 
 # The report is exact and sane: achieved within 2% of offered, nothing lost.
@@ -144,9 +122,9 @@ WITHIN2+=' and r["replies"] == r["requests"]'
 WITHIN2+=' and 0 < r["p50_us"] <= r["p99_us"] <= r["max_us"]'
 
 # ---- build ----
-if ! $CC $CFLAGS "$ROOT/tools/sfserver.c" -o "$TMP/sfserver" \
+if ! $CC $CFLAGS "$ROOT/tools/workload/sfserver.c" -o "$TMP/sfserver" \
 	>"$TMP/build.out" 2>&1 ||
-   ! $CC $CFLAGS "$ROOT/tools/sfload.c" -o "$TMP/sfload" -lm \
+   ! $CC $CFLAGS "$ROOT/tools/workload/sfload.c" -o "$TMP/sfload" -lm \
 	>>"$TMP/build.out" 2>&1; then
 	not_ok "build sfserver and sfload with -Wall -Wextra -Werror" \
 		"$TMP/build.out"
@@ -197,7 +175,7 @@ int main(void)
 	return h.count == n && h.max == n * 997 ? 0 : 5;
 }
 EOF
-if $CC -O2 -Wall -Wextra -Werror -I"$ROOT/tools" "$TMP/hist_test.c" \
+if $CC -O2 -Wall -Wextra -Werror -I"$ROOT/tools/workload" "$TMP/hist_test.c" \
 	-o "$TMP/hist_test" >"$TMP/hist.out" 2>&1 &&
    "$TMP/hist_test" >>"$TMP/hist.out" 2>&1; then
 	ok "histogram percentiles within 2^-7 above the true value"
@@ -245,7 +223,7 @@ expect_exit "sfload refuses a non-loopback IPv6 target" 2 'non-loopback' \
 	"$TMP/sfload" --rate 10 '[2001:db8::1]:80'
 expect_exit "sfload --allow-addr=OTHER still refuses" 2 'non-loopback' \
 	"$TMP/sfload" --rate 10 --allow-addr=10.0.0.1 10.255.255.1:80
-FREE=$(free_port)
+FREE=$(sf_free_port)
 START=$(date +%s%N)
 expect_exit "sfload against a closed port exits 1" 1 'cannot connect' \
 	"$TMP/sfload" --rate 10 "127.0.0.1:$FREE"
@@ -305,46 +283,9 @@ fi
 # write, a request's own work_us, and backpressure (300000 requests written
 # before any reply is read, through a small receive buffer, so sfserver's
 # sends block and it must resume them in order).
-cat >"$TMP/proto_test.py" <<'EOF'
-import socket, struct, sys, threading, time
-port = int(sys.argv[1])
-def req(i, work=0):
-    return struct.pack("<QQII8x", i, 1000 + i, work, 0)
-def replies(s, n):
-    buf = bytearray()
-    while len(buf) < 32 * n:
-        d = s.recv(1 << 20)
-        if not d:
-            sys.exit("server closed after %d bytes" % len(buf))
-        buf += d
-    return [struct.unpack_from("<QQII", buf, 32 * k) for k in range(n)]
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
-s.connect(("127.0.0.1", port))
-s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-data = b"".join(req(i) for i in range(50))
-for k in range(0, len(data), 7):
-    s.send(data[k:k + 7])
-    time.sleep(0.0005)
-r = replies(s, 50)
-assert [x[0] for x in r] == list(range(50)), "split: ids out of order"
-assert all(x[1] == 1000 + x[0] for x in r), "split: send_time not echoed"
-s.sendall(b"".join(req(i, 3 if i == 0 else 0) for i in range(5000)))
-r = replies(s, 5000)
-assert [x[0] for x in r] == list(range(5000)), "coalesced: ids out of order"
-assert r[0][2] == 3 and r[1][2] == 0, "work_us not honoured: %r" % (r[:2],)
-N = 300000
-t = threading.Thread(
-    target=lambda: s.sendall(b"".join(req(i) for i in range(N))))
-t.start()
-time.sleep(1.0)
-r = replies(s, N)
-t.join()
-assert [x[0] for x in r] == list(range(N)), "backpressure: ids out of order"
-EOF
 start_server sfp
 check "sf wire protocol: split, coalesced, work_us, backpressure" \
-	timeout 60 python3 "$TMP/proto_test.py" "$PORT"
+	timeout 60 python3 "$ROOT/tests/e2e/proto_test.py" "$PORT"
 stop_server "$SERVER_PID" || true
 check "sfserver served exactly the 305050 requests" \
 	grep -q '^sfserver: served 305050 requests on 1 connection' \
@@ -446,7 +387,7 @@ fi
 # ---- memcached ----
 MEMCACHED=/usr/bin/memcached
 if [ -x "$MEMCACHED" ]; then
-	MPORT=$(free_port)
+	MPORT=$(sf_free_port)
 	"$MEMCACHED" -l 127.0.0.1 -p "$MPORT" -U 0 -t 1 -m 64 -u nobody \
 		>"$TMP/memcached.out" 2>&1 &
 	PIDS+=("$!")

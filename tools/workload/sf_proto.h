@@ -15,6 +15,16 @@
 #include <string.h>
 
 #define SF_MSG_SIZE		32
+
+/*
+ * Most service time one request may ask for (work_us), and most the server
+ * spins per request whatever it was asked: 10 ms covers the service times of
+ * the request/response servers satfeed models (tens of microseconds to a few
+ * milliseconds), and bounds what one 32-byte request can cost the server.
+ * sfserver answers a larger work_us with this much, and says so in the
+ * response.
+ */
+#define SF_MAX_WORK_US		10000u
 #define SF_MSG_OFF_ID		0
 #define SF_MSG_OFF_SEND_TIME	8
 #define SF_MSG_OFF_WORK_US	16

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # bench.sh - satfeed's overhead benchmark; `make bench` runs it.
 #
-#   bash tests/bench.sh            full run (7 rounds, about two minutes)
-#   bash tests/bench.sh --quick    short setting (< 60 s): `make test` runs it
+#   bash tests/bench/bench.sh            full run (7 rounds, about two minutes)
+#   bash tests/bench/bench.sh --quick    short setting (< 60 s): `make test` runs it
 #                                  to check that every measurement is made and
 #                                  the output is well formed
-#   bash tests/bench.sh -- ARGS    extra sfbench options (sfbench --help)
+#   bash tests/bench/bench.sh -- ARGS    extra sfbench options (sfbench --help)
 #
-# It runs build/sfbench (tests/sfbench.c), which interleaves no tracing, empty
+# It runs build/sfbench (tests/bench/sfbench.c), which interleaves no tracing, empty
 # programs on the same hooks and satfeed (64 targets), and prints a plain-text
 # table at the end.  Figures are printed, never asserted: the exit status is
 # non-zero only when a measurement is missing or not a finite number, or when
@@ -19,9 +19,9 @@
 # under its pin root, restores kernel.bpf_stats_enabled, and unmounts bpffs
 # if it had to mount it.  Files: $OUTPUT/bench/{table.txt,results.txt,rounds.txt,log.txt}.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-# one satfeed test at a time on this machine (tests/lib.sh takes the same lock)
-. tests/lock.sh
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+# one satfeed test at a time on this machine
 sf_take_test_lock || exit 1
 
 B=${OUTPUT:-build}
@@ -46,46 +46,33 @@ for f in "$B/sfbench" "$B/satfeed-loader" "$B/satfeedctl"; do
 done
 mkdir -p "$OUT" || fail "cannot create $OUT"
 
-BPFFS=/sys/fs/bpf
-ROOT=$BPFFS/sfbench-$$
-mounted=0
-if ! mountpoint -q "$BPFFS"; then
-	mount -t bpf bpf "$BPFFS" || fail "cannot mount bpffs at $BPFFS"
-	mounted=1
-fi
-bpffs_before=$(ls -A "$BPFFS")
-stats_before=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
+ROOT=$SF_BPFFS/sfbench-$$
+sf_bpffs_mount || fail "cannot mount bpffs at $SF_BPFFS"
+bpffs_before=$(ls -A "$SF_BPFFS")
+sf_bpf_stats_save
 bench_pid=
 
 cleanup() {
 	local rc=$?
-	trap - EXIT INT TERM HUP
+	sf_untrap
 	if [ -n "$bench_pid" ] && kill -0 "$bench_pid" 2>/dev/null; then
 		kill -TERM "$bench_pid" 2>/dev/null	# sfbench cleans up on TERM
 		wait "$bench_pid" 2>/dev/null
 	fi
+	# sfbench unloads its private root itself: one left is a failure
 	if [ -e "$ROOT" ]; then
 		echo "bench.sh: $ROOT was left behind; unloading it" >&2
-		"$B/satfeed-loader" --bpffs "$ROOT" unload >/dev/null
+		sf_root_unload "$ROOT"
 		rc=1
 	fi
-	if [ "$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)" != "$stats_before" ]; then
-		# sfbench holds the statistics through a file descriptor, which
-		# the kernel releases when it exits; this is a second guard
-		sysctl -q -w kernel.bpf_stats_enabled="$stats_before" || true
+	sf_bpf_stats_restore
+	if [ "$(ls -A "$SF_BPFFS")" != "$bpffs_before" ]; then
+		echo "bench.sh: note: $SF_BPFFS changed during the run (another user of bpffs?)" >&2
 	fi
-	if [ "$(ls -A "$BPFFS")" != "$bpffs_before" ]; then
-		echo "bench.sh: note: $BPFFS changed during the run (another user of bpffs?)" >&2
-	fi
-	if [ "$mounted" = 1 ] && [ -z "$(ls -A "$BPFFS" | grep -v -e '^maps.debug$' -e '^progs.debug$')" ]; then
-		umount "$BPFFS" || true
-	fi
+	sf_bpffs_unmount
 	exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
+sf_trap_cleanup cleanup
 
 start=$(date +%s)
 # sfbench pins its measuring workers to one CPU itself (sched_setaffinity,
@@ -122,23 +109,11 @@ if ! grep -q -- --no-probes <<<"${args[*]:-}"; then
 	done
 fi
 bad=0
-for k in "${expected[@]}"; do
-	n=$(grep -c "^$k " "$OUT/results.txt")
-	v=$(awk -v k="$k" '$1 == k { print $2 }' "$OUT/results.txt")
-	if [ "$n" -ne 1 ]; then
-		echo "bench.sh: figure $k: found $n times" >&2; bad=1
-	elif ! [[ $v =~ ^-?[0-9]+(\.[0-9]+)?$ ]]; then
-		echo "bench.sh: figure $k is not a finite number: '$v'" >&2; bad=1
-	fi
-done
-for section in '^1-2\. syscall cost' '^3\. BPF time per program run' \
-	       '^4\. map memory' 'total [0-9]+ B'; do
-	grep -Eq "$section" "$OUT/table.txt" ||
-		{ echo "bench.sh: the table lacks '$section'" >&2; bad=1; }
-done
-if grep -Eiq '(^|[ (])-?(nan|inf)x?([ ),]|$)' "$OUT/table.txt"; then
-	echo "bench.sh: the table shows a figure that is not a number" >&2; bad=1
-fi
+sf_check_figures "$OUT/results.txt" "${expected[@]}" || bad=1
+sf_check_sections "$OUT/table.txt" '^1-2\. syscall cost' \
+	'^3\. BPF time per program run' '^4\. map memory' 'total [0-9]+ B' ||
+	bad=1
+sf_check_table_numbers "$OUT/table.txt" || bad=1
 [ "$bad" -eq 0 ] || fail "malformed output"
 if [ "$quick" = 1 ]; then
 	echo "bench.sh --quick: ${#expected[@]} figures present and finite"

@@ -35,7 +35,7 @@
  *	__le64 id; __le64 send_time_ns; __le32 work_us; __le32 flags;
  *	__le64 reserved;
  * The response echoes id and send_time_ns; work_us holds the service time
- * actually spun, flags and reserved are zero (tools/sf_proto.h).
+ * actually spun, flags and reserved are zero (tools/workload/sf_proto.h).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -56,6 +56,7 @@
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -65,12 +66,13 @@
 #define SF_CLI_PROG "sfserver"
 #include "sf_cli.h"
 
-#define SF_MAX_WORK_US		10000000u	/* 10 s */
 #define SF_MAX_THREADS		256
 #define SF_DEFAULT_PORT		9700
 #define CONN_BUF_SIZE		4096		/* 128 requests */
 #define MAX_EVENTS		64
 #define MAX_READS_PER_EVENT	16
+/* out of file descriptors: stop accepting this long, then try again */
+#define ACCEPT_BACKOFF_MS	100
 
 #define EXIT_BADARGS		2
 
@@ -85,6 +87,7 @@ enum ev_kind {
 	EV_LISTEN,
 	EV_SIGNAL,
 	EV_TIMER,
+	EV_BACKOFF,
 	EV_STOP,
 	EV_CONN,
 };
@@ -136,12 +139,14 @@ static struct config cfg = {
 static enum ev_kind tag_listen = EV_LISTEN;
 static enum ev_kind tag_signal = EV_SIGNAL;
 static enum ev_kind tag_timer = EV_TIMER;
+static enum ev_kind tag_backoff = EV_BACKOFF;
 static enum ev_kind tag_stop = EV_STOP;
 
 static int stop_fd = -1;
 static int listen_fd = -1;
 static int signal_fd = -1;
 static int timer_fd = -1;
+static int backoff_fd = -1;	/* accepts resume when it fires */
 static struct worker *workers;
 static unsigned int next_worker;
 
@@ -163,11 +168,11 @@ static void usage(FILE *f)
 "                        (default 127.0.0.1)\n"
 "  -p, --port PORT       TCP port; 0 picks an ephemeral port (default %d)\n"
 "  -P, --port-file PATH  after listen(2), write the bound port number and a\n"
-"                        newline to PATH (written atomically via rename)\n"
+"                        newline to PATH (a new file beside it, renamed)\n"
 "  -w, --work-us N       busy-spin N microseconds per request to simulate\n"
 "                        service time (default 0, at most %u).  A request\n"
 "                        whose own work_us field is non-zero spins that long\n"
-"                        instead\n"
+"                        instead, at most %u us too\n"
 "  -t, --threads N       worker threads, each with its own epoll instance;\n"
 "                        thread 0 accepts and hands connections out\n"
 "                        round-robin (default 1, at most %d)\n"
@@ -192,7 +197,8 @@ static void usage(FILE *f)
 "  sfserver --port 0 --port-file /tmp/sf.port\n"
 "  sfserver --port 9700 --threads 2 --work-us 20 --io rw\n"
 "  sfserver --duration 30 & sfload --rate 10000 127.0.0.1:9700\n",
-		SF_DEFAULT_PORT, SF_MAX_WORK_US, SF_MAX_THREADS);
+		SF_DEFAULT_PORT, SF_MAX_WORK_US, SF_MAX_WORK_US,
+		SF_MAX_THREADS);
 }
 
 static void parse_addr(void)
@@ -385,8 +391,10 @@ static int conn_serve(struct conn *c)
 	while (c->in_len - c->in_off >= SF_MSG_SIZE) {
 		req = c->in + c->in_off;
 		work = sf_msg_work_us(req);
-		if (!work || work > SF_MAX_WORK_US)
+		if (!work)
 			work = cfg.work_us;
+		if (work > SF_MAX_WORK_US)
+			work = SF_MAX_WORK_US;
 		if (work)
 			spin_us(work);
 
@@ -498,6 +506,38 @@ static int conn_add(int fd)
 	return 0;
 }
 
+/*
+ * Listen (EPOLLIN) or not (0).  The listening socket is level-triggered: a
+ * pending connection that cannot be accepted would wake worker 0 again at
+ * once, forever.
+ */
+static void listen_events(uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = &tag_listen };
+
+	if (epoll_ctl(workers[0].epfd, EPOLL_CTL_MOD, listen_fd, &ev))
+		fprintf(stderr, "sfserver: epoll_ctl: %s\n", strerror(errno));
+}
+
+/* Out of file descriptors or memory: pause accepting for a while. */
+static void accept_back_off(int err)
+{
+	static bool told;
+	struct itimerspec its = {
+		.it_value.tv_nsec = ACCEPT_BACKOFF_MS * 1000000L,
+	};
+
+	if (!told)
+		fprintf(stderr, "sfserver: accept: %s; retrying every %d ms\n",
+			strerror(err), ACCEPT_BACKOFF_MS);
+	told = true;
+	listen_events(0);
+	if (timerfd_settime(backoff_fd, 0, &its, NULL)) {
+		fprintf(stderr, "sfserver: timerfd: %s\n", strerror(errno));
+		listen_events(EPOLLIN);
+	}
+}
+
 static void accept_all(void)
 {
 	int fd;
@@ -508,7 +548,10 @@ static void accept_all(void)
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM)
+				accept_back_off(errno);
+			else if (errno != EAGAIN && errno != EWOULDBLOCK)
 				fprintf(stderr, "sfserver: accept: %s\n",
 					strerror(errno));
 			return;
@@ -568,6 +611,11 @@ static void *worker_run(void *arg)
 					ticks = 0;
 				request_stop();
 				break;
+			case EV_BACKOFF:
+				if (read(backoff_fd, &ticks, sizeof(ticks)) < 0)
+					ticks = 0;
+				listen_events(EPOLLIN);
+				break;
 			case EV_STOP:
 				return NULL;
 			}
@@ -582,29 +630,53 @@ static int epoll_add(int epfd, int fd, void *tag)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/*
+ * Write the port to path atomically: a new file that mkstemp() makes beside
+ * it (unpredictable name, O_EXCL: no symlink is followed), renamed over
+ * path (which replaces a symlink there rather than following it).
+ */
 static int write_port_file(const char *path, unsigned int port)
 {
-	char tmp[PATH_MAX];
-	FILE *f;
+	char tmp[PATH_MAX], text[16], *slash;
+	const char *base = path;
+	int fd, len, saved;
+	ssize_t written;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >=
-	    (int)sizeof(tmp)) {
+	slash = strrchr(path, '/');
+	if (slash)
+		base = slash + 1;
+	if (snprintf(tmp, sizeof(tmp), "%.*s.%s.XXXXXX",
+		     (int)(base - path), path, base) >= (int)sizeof(tmp)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	f = fopen(tmp, "w");
-	if (!f)
+	fd = mkstemp(tmp);
+	if (fd < 0)
 		return -1;
-	fprintf(f, "%u\n", port);
-	if (fclose(f)) {
-		unlink(tmp);
-		return -1;
+	len = snprintf(text, sizeof(text), "%u\n", port);
+	if (fchmod(fd, 0644))
+		goto remove_tmp;
+	written = write(fd, text, len);
+	if (written != len) {
+		if (written >= 0)
+			errno = EIO;
+		goto remove_tmp;
 	}
-	if (rename(tmp, path)) {
-		unlink(tmp);
-		return -1;
+	if (close(fd)) {
+		fd = -1;
+		goto remove_tmp;
 	}
+	fd = -1;
+	if (rename(tmp, path))
+		goto remove_tmp;
 	return 0;
+remove_tmp:
+	saved = errno;
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	errno = saved;
+	return -1;
 }
 
 /* Returns the bound port, or -1 with a message printed. */
@@ -672,7 +744,9 @@ int main(int argc, char **argv)
 	signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (signal_fd < 0 || stop_fd < 0 || timer_fd < 0) {
+	backoff_fd = timerfd_create(CLOCK_MONOTONIC,
+				    TFD_NONBLOCK | TFD_CLOEXEC);
+	if (signal_fd < 0 || stop_fd < 0 || timer_fd < 0 || backoff_fd < 0) {
 		fprintf(stderr, "sfserver: cannot create event fds: %s\n",
 			strerror(errno));
 		goto out_close_fds;
@@ -688,7 +762,8 @@ int main(int argc, char **argv)
 	}
 	if (epoll_add(workers[0].epfd, listen_fd, &tag_listen) ||
 	    epoll_add(workers[0].epfd, signal_fd, &tag_signal) ||
-	    epoll_add(workers[0].epfd, timer_fd, &tag_timer)) {
+	    epoll_add(workers[0].epfd, timer_fd, &tag_timer) ||
+	    epoll_add(workers[0].epfd, backoff_fd, &tag_backoff)) {
 		fprintf(stderr, "sfserver: epoll: %s\n", strerror(errno));
 		goto out_close_fds;
 	}
@@ -759,6 +834,8 @@ out_close_fds:
 	free(workers);
 	if (timer_fd >= 0)
 		close(timer_fd);
+	if (backoff_fd >= 0)
+		close(backoff_fd);
 	if (stop_fd >= 0)
 		close(stop_fd);
 	if (signal_fd >= 0)

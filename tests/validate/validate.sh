@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # validate.sh - satfeed fidelity validation against real servers.
 #
-#   bash tests/validate.sh            full run: 12 levels per server, 2048-sample
+#   bash tests/validate/validate.sh            full run: 12 levels per server, 2048-sample
 #                                     windows, R^2 reported; rewrites the
 #                                     results part of docs/validation.md
-#   bash tests/validate.sh --quick    short run for `make test` (< 3 min):
+#   bash tests/validate/validate.sh --quick    short run for `make test` (< 3 min):
 #                                     4 levels, 256-sample windows; checks only
 #                                     that the output is well formed
 #
@@ -15,9 +15,9 @@
 # build/validate/: <server>.csv, <server>.csv.capacity, PNG plots, summary.md.
 # Exit status: 0 ok, 1 a run failed or the output is malformed, 2 bad usage.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-# one satfeed test at a time on this machine (tests/lib.sh takes the same lock)
-. tests/lock.sh
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+# one satfeed test at a time on this machine
 sf_take_test_lock || exit 1
 
 QUICK=0
@@ -54,38 +54,33 @@ fi
 # --- dependencies (idempotent) ---
 bash tools/install-deps.sh validate
 make -s all >/dev/null
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+sf_bpffs_mount || { echo "validate.sh: cannot mount bpffs" >&2; exit 1; }
 
 # --- cleanup on every path ---
 PIDS=()
 TMP=$(mktemp -d)
 cleanup() {
 	local rc=$?
-	for p in "${PIDS[@]}"; do
-		kill "$p" 2>/dev/null || true
-	done
-	for p in "${PIDS[@]}"; do
-		wait "$p" 2>/dev/null || true
-	done
+	sf_stop_children "${PIDS[@]}"
 	if [ -e "$ROOT/sf_info" ]; then
-		"$LOADER" --bpffs "$ROOT" unload >/dev/null 2>&1 || true
+		sf_root_unload "$ROOT" || true
 	fi
 	rm -rf "$TMP"
+	sf_bpffs_unmount
 	exit $rc
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+sf_trap_cleanup cleanup
 
 if [ $QUICK = 1 ]; then
 	WINDOW=256
 	SWEEP=(--levels 4 --windows 4 --min-duration 1 --max-duration 2
 		--cap-duration 0.7 --step 1.6 --warmup 0.3)
-	CMD="bash tests/validate.sh --quick"
+	CMD="bash tests/validate/validate.sh --quick"
 else
 	WINDOW=2048
 	SWEEP=(--levels 12 --windows 6 --min-duration 3 --max-duration 12
 		--cap-duration 1.5 --step 1.25)
-	CMD="bash tests/validate.sh"
+	CMD="bash tests/validate/validate.sh"
 fi
 
 mkdir -p "$OUT"
@@ -97,21 +92,14 @@ if [ -e "$ROOT/sf_info" ]; then
 fi
 "$LOADER" --bpffs "$ROOT" --window "$WINDOW" load >&2
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
 wait_port() { # PORT: wait up to 5 s for a listener
-	for _ in $(seq 50); do
-		if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-		sleep 0.1
-	done
+	sf_wait_port "$1" && return 0
 	echo "validate.sh: nothing listens on port $1" >&2
 	return 1
 }
 
 sweep() { # NAME PROTO PORT PID
-	python3 tests/validate_report.py sweep --server "$1" --proto "$2" \
+	python3 tests/validate/sweep.py --server "$1" --proto "$2" \
 		--port "$3" --pid "$4" --csv "$OUT/$1.csv" --bpffs "$ROOT" \
 		--ctl "$CTL" --sfload "$B/sfload" --window "$WINDOW" "${SWEEP[@]}"
 }
@@ -120,7 +108,7 @@ sweep() { # NAME PROTO PORT PID
 # strace -f -c shows memcached's worker answering with sendmsg, reading with
 # read and waiting in epoll_wait (see docs/validation.md), so only those
 # members of each family count.
-MPORT=$(free_port)
+MPORT=$(sf_free_port)
 memcached -u root -t 1 -p "$MPORT" -l 127.0.0.1 -U 0 -c 4096 &
 MPID=$!
 PIDS+=("$MPID")
@@ -145,7 +133,7 @@ kill "$SPID"
 # --- report ---
 DOC=()
 [ $QUICK = 1 ] || DOC=(--doc docs/validation.md)
-python3 tests/validate_report.py report --outdir "$OUT" \
+python3 tests/validate/report.py --outdir "$OUT" \
 	--servers memcached sfserver --command "$CMD" "${DOC[@]}" >"$OUT/report.txt"
 cat "$OUT/report.txt"
 for f in memcached sfserver; do

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# tests/test_cli.sh - satfeed-loader and satfeedctl: every bad input of
-# issue 2 (exit status, message, /sys/fs/bpf untouched), load/unload/reload
+# tests/e2e/test_cli.sh - satfeed-loader and satfeedctl: every bad input
+# (exit status, message, /sys/fs/bpf untouched), load/unload/reload
 # cycles, --replace, targets of both kinds, per-target syscall families, a
 # watched process that exits, and the live view.
 #
-# Run as root from the repository root:  bash tests/test_cli.sh
+# Run as root from the repository root:  bash tests/e2e/test_cli.sh
 # Needs: make all (build/satfeed-loader, build/satfeedctl), bpftool, python3,
 # util-linux (unshare, setpriv), a cgroup v2 mount.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 sf_begin test_cli
 

@@ -226,7 +226,7 @@ static void usage(FILE *f)
 "                        protocol: get, and set with --set-ratio)\n"
 "  -w, --work-us N       sf: service time the server should spin per\n"
 "                        request, sent in each request (default 0: the\n"
-"                        server's --work-us)\n"
+"                        server's --work-us; at most %u)\n"
 "  -k, --keys K          memcached: size of the fixed key set\n"
 "                        sfload:0 .. sfload:K-1, all set before the run and\n"
 "                        then chosen uniformly at random (default 100)\n"
@@ -281,7 +281,7 @@ static void usage(FILE *f)
 "  sfload --rate 50000 --connections 4 --duration 10 --json 127.0.0.1:9700\n"
 "  sfload --proto memcached --rate 20000 --keys 1000 --poisson\n"
 "         localhost:11211\n",
-		MAX_CONNECTIONS, MAX_VALUE_SIZE);
+		MAX_CONNECTIONS, SF_MAX_WORK_US, MAX_VALUE_SIZE);
 }
 
 /* Split HOST:PORT or [HOST]:PORT into cfg.host and cfg.port. */
@@ -376,7 +376,7 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'w':
 			cfg.work_us = sf_parse_ull("--work-us", optarg, 0,
-						   10000000);
+						   SF_MAX_WORK_US);
 			break;
 		case 'k':
 			cfg.keys = sf_parse_ull("--keys", optarg, 1, 100000000);
@@ -771,10 +771,13 @@ static int mc_preload(unsigned char *value)
 		got = 0;
 		c->len = 0;
 		while (got < batch) {
-			r = poll(&pfd, 1, (deadline - sf_now_ns()) / 1000000 + 1);
-			if (r <= 0 || sf_now_ns() > deadline) {
-				if (r < 0 && errno == EINTR)
-					continue;
+			/* signed: a deadline already passed must not wrap */
+			int64_t left = (int64_t)(deadline - sf_now_ns());
+
+			r = left > 0 ? poll(&pfd, 1, left / 1000000 + 1) : 0;
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
 				fprintf(stderr,
 					"sfload: memcached preload: no reply from %s within 2 s\n",
 					cfg.target);

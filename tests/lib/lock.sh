@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# tests/lock.sh - the satfeed tests' machine-wide lock.  Sourced, not run.
+# tests/lib/lock.sh - the satfeed tests' machine-wide lock.  Part of
+# tests/lib.sh.
 #
 # Every suite that loads BPF programs, pins under /sys/fs/bpf or takes a CPU
 # for timings holds it for its whole run, on fd 9, so suites (and people)

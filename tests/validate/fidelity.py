@@ -1,0 +1,15 @@
+"""fidelity.py - what the sweep driver (sweep.py) and the report (report.py)
+of tests/validate/validate.sh share: the columns of a sweep's CSV and the
+log line."""
+import sys
+
+CSV_FIELDS = [
+    "level", "offered_rps", "served_rps", "achieved_rps", "rps_obs",
+    "send_windows", "var_send_ns2", "var_recv_ns2", "recv_windows",
+    "poll_mean_ns", "poll_windows", "p50_us", "p99_us", "p999_us",
+    "timeouts", "errors", "duration_s",
+]
+
+
+def log(*a):
+    print("validate:", *a, file=sys.stderr, flush=True)
