@@ -28,7 +28,9 @@ static int satfeed_open_prog(struct progset *ps, const char *name)
 int satfeed_load(void)
 {
 	const char *load[] = { o.loader, "--bpffs", o.root, "--attach",
-			       attach_name[o.attach], "load", NULL };
+			       attach_name[o.attach], "--understudy",
+			       o.understudy ? o.understudy : "auto", "load",
+			       NULL };
 	char name[64], pid[16];
 
 	if (run_cmd(load))

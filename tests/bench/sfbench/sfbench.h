@@ -103,6 +103,7 @@ struct opts {
 	int targets;		/* satfeed targets, the traced worker included */
 	const char *loader;
 	const char *ctl;
+	const char *understudy;	/* satfeed-loader --understudy, NULL: its default */
 	char root[128];
 	const char *results;
 	const char *raw;
