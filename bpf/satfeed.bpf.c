@@ -51,37 +51,35 @@
  * preempted (a primary) has an understudy: a second program on the same
  * hook, so with its own prog->active, running the same inline code, and
  * attached so that it runs after the primary for each event
- * (tools/lib/sf_engine.c).  The primary's first action marks its hook on
- * this CPU with a token of its task (sf_understudy.busy; the pt_regs
- * pointer every hook receives first), and the understudy clears the mark
- * when it is its own task's.  Had the primary run for this event, the mark
- * would be this task's; a mark of another task means that a run of the
- * primary began on this CPU after it and has not reached its understudy,
- * so it held prog->active when this event came and the kernel skipped the
- * primary: the understudy processes the event and counts the rescue.  The
- * mark thus covers the busy run from its first instruction until its
- * task's understudy, the kernel's code after the body included.
- * Migration is disabled for each run, so the mark stays with the CPU.  The engine's data stay consistent: the locked regions
- * cannot be preempted, and an event that reaches a stream lock after a
- * later one is a zero gap.  The loader attaches understudies only where
- * the hooks can be preempted (tools/lib/sf_preempt.h), since every event
- * of the hook pays the understudy's check.
+ * (tools/lib/sf_engine.c).  The primary's first action leaves a receipt
+ * for its task on this CPU (sf_understudy.receipt; the pt_regs pointer
+ * every hook receives first).  The understudy takes its task's receipt;
+ * finding none, it knows the kernel skipped the primary for this event,
+ * whatever the run that held prog->active was doing, and processes the
+ * event itself and counts the rescue.  A primary that finds another
+ * task's receipt not taken yet (that task was preempted between its two
+ * programs) keeps it in receipt_prev, and an understudy that finds no
+ * receipt on its CPU looks on the others before it rescues (its task may
+ * have migrated between the two programs; migration is disabled only
+ * within each), so neither makes it count an event twice.  The engine's
+ * data stay consistent: the locked regions cannot be preempted, and an
+ * event that reaches a stream lock after a later one is a zero gap.  The
+ * loader attaches understudies only where the hooks can be preempted
+ * (tools/lib/sf_preempt.h), since every event of the hook pays the
+ * understudy's check.
  *
- * What remains.  Lost: an event whose primary is skipped while the busy
- * run is between the kernel's prog->active increment and its first
- * instruction (no mark yet), or while the understudy is itself preempted,
- * or whose task is preempted between the two programs while the busy run
- * finishes.  Each such loss is a recursion miss of the primary without a
- * rescue, so lost = misses - rescued (tools/lib/sf_progstats.h) and
- * nothing is lost unseen.  A task preempted between its primary, which
- * processed the event, and its understudy finds its mark replaced when
- * another task's primary ran there meanwhile; that primary keeps the mark
- * it replaced (sf_understudy.done), so the understudy does not process the
- * event again.  Counted twice all the same: an event whose task migrates
- * in that interval to a CPU where another task's mark is held, or whose
- * kept mark is replaced by a second such task before it resumes.  A
- * double count is a rescue without a miss, so rescued > misses reveals it
- * when nothing else was lost.
+ * What remains.  Lost: an event whose understudy is skipped too (another
+ * run of the understudy preempted on that CPU, while it rescues or in the
+ * kernel's code around it), or whose task's stale receipt from an earlier
+ * event, left when its understudy was skipped, is still in place.  Each
+ * such loss is a recursion miss of the primary without a rescue, so lost =
+ * misses - rescued (tools/lib/sf_progstats.h) and nothing is lost unseen.
+ * Counted twice: an event whose task sits between its two programs while
+ * two other tasks' primaries start on that CPU (the second pushes its
+ * receipt out of receipt_prev), or whose receipt another CPU's primary
+ * replaces just as the understudy looks there.  A double count is a rescue
+ * without a miss, so rescued > misses reveals it when nothing else was
+ * lost.
  *
  * Where: this file holds the shipped programs only; the maps and the code
  * they run are in satfeed_engine.bpf.h, which the tests' BPF object

@@ -119,15 +119,16 @@ enum satfeed_hook {
 /*
  * satfeed_understudy: per CPU, the engine's guard against the kernel
  * skipping a preempted program's other runs (bpf/satfeed.bpf.c, "Exactness
- * and preemption").  busy[hook] names the task whose run of that hook's
- * program is in progress on this CPU (0: none); rescued[hook] counts the
- * events its understudy processed because another task's run was, i.e.
- * runs the kernel skipped (recursion_misses) that were not lost.  Summed
- * over CPUs: lost = misses - rescued.
+ * and preemption").  receipt and receipt_prev are engine private: which
+ * tasks' runs of each hook's program have not been confirmed by their
+ * understudy yet.  rescued[hook] counts the events the understudy
+ * processed because the program did not run for them: runs the kernel
+ * skipped (recursion_misses) that were not lost.  Summed over CPUs:
+ * lost = misses - rescued.
  */
 struct satfeed_understudy {
-	__u64 busy[SATFEED_NR_HOOKS];	/* engine private */
-	__u64 done[SATFEED_NR_HOOKS];	/* engine private */
+	__u64 receipt[SATFEED_NR_HOOKS];	/* engine private */
+	__u64 receipt_prev[SATFEED_NR_HOOKS];	/* engine private */
 	__u64 rescued[SATFEED_NR_HOOKS];
 };
 
