@@ -92,8 +92,8 @@ int sf_engine_select(struct bpf_object *obj, __u32 mode, bool understudies,
 /*
  * A tracepoint calls its probes in the order they were attached; a BPF
  * trampoline calls its fentry (fexit) programs newest first.  For each
- * event the primary must run before its understudy, which reads and clears
- * the mark the primary leaves (bpf/satfeed_engine.bpf.h).
+ * event the primary must run before its understudy, which takes the
+ * receipt the primary leaves (bpf/satfeed_engine.bpf.h).
  */
 int sf_engine_attach(struct bpf_object_skeleton *s, __u32 mode, char *why,
 		     size_t len)
