@@ -20,6 +20,13 @@ seqof() { sed -n "s/.*\"$1\":{\"seq\":\([0-9]*\),.*/\1/p"; }
 # what the loader finds here: the preemption model, the understudy decision
 satfeed-loader check | grep -E '^(preemption|[a-z_]+ |  understudies)' |
 	sed 's/^/engine-test: check: /'
+# every attach mode loads and attaches with its understudies, wanted or not
+out=$(satfeed-loader --understudy on check 2>&1)
+for m in fentry tp_btf; do
+	echo "$out" | grep -q "^$m  *available" &&
+		ok "$m with understudies loads and attaches" ||
+		bad "$m with understudies: $(echo "$out" | grep "^$m")"
+done
 if test_kernel; then ok "test_kernel"; else bad "test_kernel"; fi
 
 N=64
