@@ -51,7 +51,7 @@ TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_kernel \
 LIB_OBJ := $(addprefix $(OUTPUT)/,sf_common.o sf_pins.o sf_target.o sf_progstats.o \
 	   sf_saferoot.o sf_escape.o)
 # the engine's program selection and attach order, and the understudy
-# decision: linked into what loads the engine (loader, kernel tests, bench)
+# decision: linked into what loads the engine itself (loader, kernel tests)
 ENGINE_OBJ := $(addprefix $(OUTPUT)/,sf_engine.o sf_preempt.o)
 
 all: $(PROGS)
