@@ -341,6 +341,7 @@ static int engine_start(__u32 mode, bool understudies,
 		return err;
 	}
 	skel->rodata->window_shift = env.window_shift;
+	skel->rodata->with_understudies = understudies;
 	for (int i = 0; i < SATFEED_NR_SYSCALLS; i++) {
 		long nr = sf_syscalls[i].nr;
 

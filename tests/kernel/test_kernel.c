@@ -108,6 +108,7 @@ static struct satfeed_bpf *start_engine(__u32 shift, bool understudies)
 
 	if (!skel)
 		return NULL;
+	skel->rodata->with_understudies = understudies;
 	err = sf_engine_select(skel->obj, SATFEED_ATTACH_TP_BTF, understudies,
 			       why, sizeof(why));
 	if (!ASSERT_OK(err, why))

@@ -6,7 +6,8 @@
  * satfeed-loader and the kernel tests start the engine through these calls,
  * so a test runs exactly the programs a load would:
  *
- *	skel = satfeed_bpf__open_opts(...);	// set rodata
+ *	skel = satfeed_bpf__open_opts(...);	// set rodata, and
+ *	skel->rodata->with_understudies = understudies;
  *	err = sf_engine_select(skel->obj, mode, understudies, why, len);
  *	err = err ?: satfeed_bpf__load(skel);
  *	err = err ?: sf_engine_attach(skel->skeleton, mode, why, len);
