@@ -55,6 +55,9 @@ TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_kernel \
 # every tool and test that opens satfeed's maps
 LIB_OBJ := $(addprefix $(OUTPUT)/,sf_common.o sf_pins.o sf_target.o sf_progstats.o \
 	   sf_saferoot.o sf_escape.o sf_metrics.o)
+# the engine's program selection and attach order, and the understudy
+# decision: linked into what loads the engine itself (loader, kernel tests)
+ENGINE_OBJ := $(addprefix $(OUTPUT)/,sf_engine.o sf_preempt.o)
 
 all: $(PROGS)
 
@@ -144,7 +147,7 @@ $(OUTPUT)/test_kernel.o: \
 	$(OUTPUT)/satfeed.skel.h $(OUTPUT)/satfeed_test.skel.h
 $(SFBENCH_OBJS): $(OUTPUT)/satfeed.skel.h $(OUTPUT)/sfbench_empty.skel.h
 
-$(OUTPUT)/satfeed-loader: $(OUTPUT)/satfeed-loader.o $(LIB_OBJ)
+$(OUTPUT)/satfeed-loader: $(OUTPUT)/satfeed-loader.o $(LIB_OBJ) $(ENGINE_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_BPF) -o $@
 
@@ -170,7 +173,8 @@ $(OUTPUT)/test_escape: $(OUTPUT)/test_escape.o $(OUTPUT)/sf_escape.o
 
 # test_kernel runs it (and test_cli.sh, and the guest): a 32-bit target,
 # static so that the guest needs no 32-bit libraries (gcc-multilib)
-$(OUTPUT)/test_kernel: $(OUTPUT)/test_kernel.o $(LIB_OBJ) | $(OUTPUT)/sfcompat32
+$(OUTPUT)/test_kernel: $(OUTPUT)/test_kernel.o $(LIB_OBJ) $(ENGINE_OBJ) | \
+		       $(OUTPUT)/sfcompat32
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
 

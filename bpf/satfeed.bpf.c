@@ -48,14 +48,46 @@
  * (from 7.x the syscall tracepoints are faultable and nothing disables
  * preemption around the BPF probe; fentry/fexit on any kernel with
  * preemption, the trampolines only disable migration), a run preempted on
- * a CPU loses the events of every other task there that reach the same
- * program until it resumes.  Disabling preemption from inside the program
- * (bpf_preempt_disable()) cannot help: the kernel marks the program active
- * before its first instruction and clears the mark after its last, and a
- * preemption that falls due inside the body is taken at
- * bpf_preempt_enable(), still inside that window.  What the kernel skipped
- * is reported instead: recursion_misses of each pinned program
- * (tools/lib/sf_progstats.h).
+ * a CPU would lose the events of every other task there that reach the
+ * same program until it resumes.  Disabling preemption from inside the
+ * program (bpf_preempt_disable()) cannot help: the kernel marks the
+ * program active before its first instruction and clears the mark after
+ * its last, and a preemption that falls due inside the body is taken at
+ * bpf_preempt_enable(), still inside that window.
+ *
+ * Understudies prevent the loss instead.  Each program that can be
+ * preempted (a primary) has an understudy: a second program on the same
+ * hook, so with its own prog->active, running the same inline code, and
+ * attached so that it runs after the primary for each event
+ * (tools/lib/sf_engine.c).  The primary's first action leaves a receipt
+ * for its task on this CPU (sf_understudy.receipt; the pt_regs pointer
+ * every hook receives first).  The understudy takes its task's receipt;
+ * finding none, it knows the kernel skipped the primary for this event,
+ * whatever the run that held prog->active was doing, and processes the
+ * event itself and counts the rescue.  A primary that finds another
+ * task's receipt not taken yet (that task was preempted between its two
+ * programs) keeps it in receipt_prev, and an understudy that finds no
+ * receipt on its CPU looks on the others before it rescues (its task may
+ * have migrated between the two programs; migration is disabled only
+ * within each), so neither makes it count an event twice.  The engine's
+ * data stay consistent: the locked regions cannot be preempted, and an
+ * event that reaches a stream lock after a later one is a zero gap.  The
+ * loader attaches understudies only where the hooks can be preempted
+ * (tools/lib/sf_preempt.h), since every event of the hook pays the
+ * understudy's check.
+ *
+ * What remains.  Lost: an event whose understudy is skipped too (another
+ * run of the understudy preempted on that CPU, while it rescues or in the
+ * kernel's code around it), or whose task's stale receipt from an earlier
+ * event, left when its understudy was skipped, is still in place.  Each
+ * such loss is a recursion miss of the primary without a rescue, so lost =
+ * misses - rescued (tools/lib/sf_progstats.h) and nothing is lost unseen.
+ * Counted twice: an event whose task sits between its two programs while
+ * two other tasks' primaries start on that CPU (the second pushes its
+ * receipt out of receipt_prev), or whose receipt another CPU's primary
+ * replaces just as the understudy looks there.  A double count is a rescue
+ * without a miss, so rescued > misses reveals it when nothing else was
+ * lost.
  *
  * Where: this file holds the shipped programs only; the maps and the code
  * they run are in satfeed_engine.bpf.h, which the tests' BPF object
@@ -72,54 +104,98 @@ const volatile __u8 sc_index[SF_NR_SYSCALL_MAX] = {};
 
 /* ---- attach mode tp_btf: every syscall of the machine passes here ---- */
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(sf_sys_enter, struct pt_regs *regs, long id)
+/* The traced syscall id is, as enum satfeed_syscall + 1; 0: not traced. */
+static __always_inline __u32 sf_traced(long id)
 {
-	__u32 sc;
-
 	if ((unsigned long)id >= SF_NR_SYSCALL_MAX)
 		return 0;
-	sc = sc_index[id];
+	return sc_index[id];
+}
+
+static __always_inline int sf_sys_enter_event(long id)
+{
+	__u32 sc = sf_traced(id);
+
 	if (sc <= SATFEED_SC_POLL_FIRST)	/* 0, or not a wait */
 		return 0;
 	return sf_wait_enter(sc - 1);
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(sf_sys_exit, struct pt_regs *regs, long ret)
+static __always_inline int sf_sys_exit_event(struct pt_regs *regs, long ret)
 {
-	long id = sf_regs_nr(regs);
-	__u32 sc;
+	__u32 sc = sf_traced(sf_regs_nr(regs));
 
-	if ((unsigned long)id >= SF_NR_SYSCALL_MAX)
-		return 0;
-	sc = sc_index[id];
 	if (!sc)
 		return 0;
 	return sf_sys_return(sc - 1, regs, ret);
 }
 
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sf_sys_enter, struct pt_regs *regs, long id)
+{
+	return SF_PRIMARY(SATFEED_HOOK_SYS_ENTER, regs,
+			  sf_sys_enter_event(id));
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sf_sys_exit, struct pt_regs *regs, long ret)
+{
+	return SF_PRIMARY(SATFEED_HOOK_SYS_EXIT, regs,
+			  sf_sys_exit_event(regs, ret));
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sf_sys_enter_u, struct pt_regs *regs, long id)
+{
+	return SF_UNDERSTUDY(SATFEED_HOOK_SYS_ENTER, regs,
+			     sf_sys_enter_event(id));
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sf_sys_exit_u, struct pt_regs *regs, long ret)
+{
+	return SF_UNDERSTUDY(SATFEED_HOOK_SYS_EXIT, regs,
+			     sf_sys_exit_event(regs, ret));
+}
+
 /* ---- attach mode fentry: only the traced syscalls run these ----
  * One program per entry of satfeed_syscalls.h: SATFEED_FEXIT_PROG(name) on
- * every syscall, SATFEED_FENTRY_PROG(name) on the waits.  The loader points
- * each at __<arch>_sys_<name> (bpf_program__set_attach_target).
+ * every syscall, SATFEED_FENTRY_PROG(name) on the waits, and an understudy
+ * for each.  The loader points each at __<arch>_sys_<name>
+ * (bpf_program__set_attach_target).
  */
-#define SF_FEXIT_PROG(prog, sc)						\
+#define SF_FEXIT_PROG(prog, understudy, sc)				\
 SEC("fexit")								\
 int BPF_PROG(prog, struct pt_regs *regs, long ret)			\
 {									\
-	return sf_sys_return(sc, regs, ret);				\
+	return SF_PRIMARY(SATFEED_HOOK_FEXIT + sc, regs,		\
+			  sf_sys_return(sc, regs, ret));		\
+}									\
+SEC("fexit")								\
+int BPF_PROG(understudy, struct pt_regs *regs, long ret)		\
+{									\
+	return SF_UNDERSTUDY(SATFEED_HOOK_FEXIT + sc, regs,		\
+			     sf_sys_return(sc, regs, ret));		\
 }
-#define SF_FENTRY_PROG(prog, sc)					\
+#define SF_FENTRY_PROG(prog, understudy, sc)				\
 SEC("fentry")								\
 int BPF_PROG(prog, struct pt_regs *regs)				\
 {									\
-	return sf_wait_enter(sc);					\
+	return SF_PRIMARY(SATFEED_HOOK_FENTRY + sc, regs,		\
+			  sf_wait_enter(sc));				\
+}									\
+SEC("fentry")								\
+int BPF_PROG(understudy, struct pt_regs *regs)				\
+{									\
+	return SF_UNDERSTUDY(SATFEED_HOOK_FENTRY + sc, regs,		\
+			     sf_wait_enter(sc));			\
 }
 #define SF_FEXIT(name, NAME, family, fd)				\
-	SF_FEXIT_PROG(SATFEED_FEXIT_PROG(name), SATFEED_SC_##NAME)
+	SF_FEXIT_PROG(SATFEED_FEXIT_PROG(name),				\
+		      SATFEED_FEXIT_UNDERSTUDY(name), SATFEED_SC_##NAME)
 #define SF_FENTRY(name, NAME, family, fd)				\
-	SF_FENTRY_PROG(SATFEED_FENTRY_PROG(name), SATFEED_SC_##NAME)
+	SF_FENTRY_PROG(SATFEED_FENTRY_PROG(name),			\
+		       SATFEED_FENTRY_UNDERSTUDY(name), SATFEED_SC_##NAME)
 
 SATFEED_SYSCALLS(SF_FEXIT)
 SATFEED_WAIT_SYSCALLS(SF_FENTRY)

@@ -34,6 +34,7 @@
 #define SATFEED_PIN_CGRP_INDEX	"sf_cgrp_index"	/* hash: __u64 cgroup id -> satfeed_index */
 #define SATFEED_PIN_CONFIG	"sf_config"	/* array[1] of satfeed_config */
 #define SATFEED_PIN_POLL_START	"sf_poll_start"	/* task storage, engine private */
+#define SATFEED_PIN_UNDERSTUDY	"sf_understudy"	/* per-CPU array[1] of satfeed_understudy */
 #define SATFEED_PIN_PROGS	"progs"		/* directory of pinned programs */
 #define SATFEED_PIN_LINKS	"links"		/* directory of pinned links */
 
@@ -99,6 +100,36 @@ enum satfeed_attach {
 	SATFEED_ATTACH_NONE = 0,
 	SATFEED_ATTACH_FENTRY = 1,	/* fentry/fexit on __<arch>_sys_* */
 	SATFEED_ATTACH_TP_BTF = 2,	/* BTF raw tracepoints sys_enter/exit */
+};
+
+/*
+ * Hooks: one per engine program that an understudy can stand in for (see
+ * struct satfeed_understudy).  tp_btf mode: sys_enter and sys_exit; fentry
+ * mode: the fexit program of each syscall and the fentry program of each
+ * wait, at SATFEED_HOOK_FEXIT + sc and SATFEED_HOOK_FENTRY + sc.
+ */
+enum satfeed_hook {
+	SATFEED_HOOK_SYS_ENTER = 0,
+	SATFEED_HOOK_SYS_EXIT = 1,
+	SATFEED_HOOK_FEXIT = 2,
+	SATFEED_HOOK_FENTRY = SATFEED_HOOK_FEXIT + SATFEED_NR_SYSCALLS,
+	SATFEED_NR_HOOKS = SATFEED_HOOK_FENTRY + SATFEED_NR_SYSCALLS,
+};
+
+/*
+ * satfeed_understudy: per CPU, the engine's guard against the kernel
+ * skipping a preempted program's other runs (bpf/satfeed.bpf.c, "Exactness
+ * and preemption").  receipt and receipt_prev are engine private: which
+ * tasks' runs of each hook's program have not been confirmed by their
+ * understudy yet.  rescued[hook] counts the events the understudy
+ * processed because the program did not run for them: runs the kernel
+ * skipped (recursion_misses) that were not lost.  Summed over CPUs:
+ * lost = misses - rescued.
+ */
+struct satfeed_understudy {
+	__u64 receipt[SATFEED_NR_HOOKS];	/* engine private */
+	__u64 receipt_prev[SATFEED_NR_HOOKS];	/* engine private */
+	__u64 rescued[SATFEED_NR_HOOKS];
 };
 
 /* satfeed_info: written once by the loader, read-only afterwards. */

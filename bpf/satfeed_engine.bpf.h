@@ -19,11 +19,23 @@
 #include "window_math.h"
 
 #define SF_EAGAIN	11
+#define SF_MAX_CPUS	8192	/* CPUs an understudy searches for a receipt */
 #define SF_S_IFMT	00170000
 #define SF_S_IFSOCK	0140000
 
+#ifndef barrier
+#define barrier()		asm volatile("" ::: "memory")
+#endif
+#ifndef READ_ONCE
+#define READ_ONCE(x)		(*(const volatile typeof(x) *)&(x))
+#define WRITE_ONCE(x, v)	(*(volatile typeof(x) *)&(x) = (v))
+#endif
+
 /* Set by the loader between open and load. */
 const volatile __u32 window_shift = SATFEED_WINDOW_SHIFT;
+/* understudies are loaded: the primaries leave receipts (the verifier
+ * drops that code when they are not) */
+const volatile bool with_understudies = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -59,6 +71,115 @@ struct {
 	__type(key, int);
 	__type(value, struct sf_wait);
 } sf_poll_start SEC(".maps");
+
+/*
+ * The understudy protocol (bpf/satfeed.bpf.c, "Exactness and preemption"):
+ * a primary program's first action leaves a receipt for its task on this
+ * CPU (the syscall's pt_regs pointer, which every hook receives first);
+ * the understudy, which runs after it for the same event, takes its task's
+ * receipt, and finding none knows the kernel skipped the primary.  A
+ * primary that finds another task's receipt not taken yet (that task is
+ * between its two programs) keeps it in receipt_prev.  The per-CPU array
+ * lookup is inlined by the verifier (6.10 on), and a value per CPU keeps
+ * every CPU's receipts on its own cache lines.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct satfeed_understudy);
+} sf_understudy SEC(".maps");
+
+static __always_inline struct satfeed_understudy *sf_understudy_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&sf_understudy, &zero);
+}
+
+/* Leave a receipt for the task of token, then run body as the primary. */
+#define SF_PRIMARY(hook, token, body)					\
+	({								\
+		struct satfeed_understudy *u_ = NULL;			\
+									\
+		if (with_understudies)					\
+			u_ = sf_understudy_get();			\
+		if (u_) {						\
+			__u64 old_ = READ_ONCE(u_->receipt[hook]);	\
+									\
+			WRITE_ONCE(u_->receipt[hook], (__u64)(token));	\
+			if (old_ && old_ != (__u64)(token))		\
+				WRITE_ONCE(u_->receipt_prev[hook], old_); \
+		}							\
+		barrier();	/* the receipt first */			\
+		(body);							\
+	})
+
+struct sf_receipt_search {
+	__u64 token;
+	__u32 hook;
+	bool found;
+};
+
+/* bpf_loop callback: take the receipt on CPU cpu, if it is there. */
+static long sf_take_receipt_on(__u32 cpu, void *ctx)
+{
+	struct sf_receipt_search *q = ctx;
+	__u64 token = q->token;
+	struct satfeed_understudy *u;
+	__u32 zero = 0, hook = q->hook;
+
+	u = bpf_map_lookup_percpu_elem(&sf_understudy, &zero, cpu);
+	if (!u || hook >= SATFEED_NR_HOOKS)
+		return 1;	/* past the last CPU */
+	if (__sync_val_compare_and_swap(&u->receipt[hook], token, 0) ==
+		    token ||
+	    __sync_val_compare_and_swap(&u->receipt_prev[hook], token, 0) ==
+		    token) {
+		q->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * No receipt of this task here: did its primary run on another CPU (the
+ * task migrated between its two programs)?  Only asked when the primary
+ * left nothing here, so rarely.
+ */
+static __always_inline bool sf_receipt_elsewhere(__u32 hook, __u64 token)
+{
+	struct sf_receipt_search q = { .token = token, .hook = hook };
+
+	bpf_loop(SF_MAX_CPUS, sf_take_receipt_on, &q, 0);
+	return q.found;
+}
+
+/*
+ * Run body as the understudy of hook for the task of token: only when the
+ * task's primary left no receipt, i.e. the kernel skipped it.  The count is
+ * per CPU and this program cannot run twice at once on a CPU, so a plain
+ * increment is exact.
+ */
+#define SF_UNDERSTUDY(hook, token, body)				\
+	({								\
+		struct satfeed_understudy *u_ = sf_understudy_get();	\
+		int ret_ = 0;						\
+									\
+		if (!u_) {						\
+		} else if (READ_ONCE(u_->receipt[hook]) ==		\
+			   (__u64)(token)) {				\
+			WRITE_ONCE(u_->receipt[hook], 0);		\
+		} else if (READ_ONCE(u_->receipt_prev[hook]) ==		\
+			   (__u64)(token)) {				\
+			WRITE_ONCE(u_->receipt_prev[hook], 0);		\
+		} else if (!sf_receipt_elsewhere(hook,			\
+						 (__u64)(token))) {	\
+			u_->rescued[hook]++;				\
+			ret_ = (body);					\
+		}							\
+		ret_;							\
+	})
 
 /*
  * Push hook: called after every window closes, outside the lock, with a

@@ -59,24 +59,34 @@
 /*
  * The fentry attach mode's programs: SATFEED_FEXIT_PROG(name), sf_x_<name>,
  * on the exit of every syscall, and SATFEED_FENTRY_PROG(name), sf_e_<name>,
- * on the entry of every wait.  They are pinned under these names, so the
+ * on the entry of every wait; sf_xu_<name> and sf_eu_<name> are their
+ * understudies.  They are pinned under these names, so the
  * names are part of the pin layout; SATFEED_*_PROG_NAME(name) is the string.
  */
 #define SATFEED_FEXIT_PROG(name)	sf_x_##name
 #define SATFEED_FENTRY_PROG(name)	sf_e_##name
+/* their understudies (satfeed.bpf.c, "Exactness and preemption") */
+#define SATFEED_FEXIT_UNDERSTUDY(name)	sf_xu_##name
+#define SATFEED_FENTRY_UNDERSTUDY(name)	sf_eu_##name
 #define SATFEED_STR_(x)			#x
 #define SATFEED_STR(x)			SATFEED_STR_(x)
 #define SATFEED_FEXIT_PROG_NAME(name)	SATFEED_STR(SATFEED_FEXIT_PROG(name))
 #define SATFEED_FENTRY_PROG_NAME(name)	SATFEED_STR(SATFEED_FENTRY_PROG(name))
+#define SATFEED_FEXIT_UNDERSTUDY_NAME(name)				\
+	SATFEED_STR(SATFEED_FEXIT_UNDERSTUDY(name))
+#define SATFEED_FENTRY_UNDERSTUDY_NAME(name)				\
+	SATFEED_STR(SATFEED_FENTRY_UNDERSTUDY(name))
 
 /*
  * The engine's other programs, pinned under their names too: the tp_btf
- * mode's two (every syscall of the machine) and the process-exit and
- * cgroup-removal hooks that every mode loads.  Together with the per-syscall
- * ones above, this is every name the loader may pin and unload may remove.
+ * mode's two (every syscall of the machine), the process-exit and
+ * cgroup-removal hooks that every mode loads, and the tp_btf mode's
+ * understudies.  Together with the per-syscall ones above, this is every
+ * name the loader may pin and unload may remove.
  */
 #define SATFEED_OTHER_PROG_NAMES \
-	"sf_sys_enter", "sf_sys_exit", "sf_proc_exit", "sf_cgroup_rmdir"
+	"sf_sys_enter", "sf_sys_exit", "sf_proc_exit", "sf_cgroup_rmdir", \
+	"sf_sys_enter_u", "sf_sys_exit_u"
 
 #if !defined(__bpf__) && !defined(__KERNEL__)
 /* user space: the fentry mode attaches to SATFEED_SYSCALL_PREFIX "<name>" */

@@ -25,6 +25,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "sf_common.h"
+#include "sf_engine.h"
+#include "sf_preempt.h"
 #include "sf_saferoot.h"
 #include "sf_progstats.h"
 #include "satfeed.skel.h"
@@ -38,6 +40,7 @@ static struct env {
 	const char *root;
 	const char *btf;
 	__u32 attach;		/* SATFEED_ATTACH_NONE: auto */
+	enum sf_understudy_choice understudy;
 	__u32 window_shift;
 	const char *command;
 } env = {
@@ -66,6 +69,17 @@ static const char doc[] =
 "  tp_btf   BTF raw tracepoints raw_syscalls:sys_enter/sys_exit: every\n"
 "           syscall of the machine runs a short filter.\n"
 "\n"
+"UNDERSTUDIES (--understudy)\n"
+"  Where the kernel can preempt an engine program mid-run, it skips every\n"
+"  other run of that program on the CPU until it resumes (the program's\n"
+"  recursion_misses), and those events would be lost.  An understudy is a\n"
+"  second program on the same hook that processes exactly those events;\n"
+"  each rescue is counted in the pinned sf_understudy map.  It costs every\n"
+"  event of the hook a short check, so auto attaches understudies only where\n"
+"  the hooks can be preempted: a preempt=full, lazy or rt kernel, and in\n"
+"  tp_btf mode only where the syscall tracepoints are faultable (7.x).\n"
+"  `check` says which applies and why.\n"
+"\n"
 "EXIT STATUS\n"
 "  0 ok, 1 runtime error, 2 bad argument, 3 not loaded (unload),\n"
 "  4 permission denied, 8 already loaded (load without --replace).\n"
@@ -83,6 +97,8 @@ static const struct argp_option opts[] = {
 	  "pin root (default " SATFEED_DEFAULT_ROOT "); its parent must be a "
 	  "bpffs, and /sys/fs/bpf is mounted if it is not", 0 },
 	{ "attach", 'a', "MODE", 0, "auto (default), fentry or tp_btf", 0 },
+	{ "understudy", 'u', "WHEN", 0,
+	  "auto (default: where the hooks can be preempted), on or off", 0 },
 	{ "window", 'w', "N", 0,
 	  "samples per window, a power of two from 2 to 65536 (default 2048)",
 	  0 },
@@ -111,6 +127,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'a':
 		if (sf_attach_parse(arg, &env.attach))
 			argp_error(state, "unknown attach mode '%s' (auto, fentry, tp_btf)",
+				   arg);
+		break;
+	case 'u':
+		if (sf_understudy_parse(arg, &env.understudy))
+			argp_error(state, "--understudy must be auto, on or off, not '%s'",
 				   arg);
 		break;
 	case 'w':
@@ -304,55 +325,11 @@ static int pin_everything(struct satfeed_bpf *skel)
 /* ---- engine ---- */
 
 /*
- * Choose the programs of one attach mode.  fentry: a program per hook of
- * satfeed_syscalls.h, each attached to its syscall's wrapper; tp_btf: the
- * two raw_syscalls tracepoint programs; every other program (sf_proc_exit,
- * sf_cgroup_rmdir) loads in both modes.
- */
-static int select_programs(struct satfeed_bpf *skel, __u32 mode, char *why,
-			   size_t len)
-{
-#define SF_FEXIT_HOOK(name, ...) \
-	{ skel->progs.SATFEED_FEXIT_PROG(name), #name },
-#define SF_FENTRY_HOOK(name, ...) \
-	{ skel->progs.SATFEED_FENTRY_PROG(name), #name },
-	const struct {
-		struct bpf_program *prog;
-		const char *syscall;
-	} hooks[] = {
-		SATFEED_SYSCALLS(SF_FEXIT_HOOK)
-		SATFEED_WAIT_SYSCALLS(SF_FENTRY_HOOK)
-	};
-#undef SF_FEXIT_HOOK
-#undef SF_FENTRY_HOOK
-	bool fentry = mode == SATFEED_ATTACH_FENTRY;
-	char fn[64];
-	int err;
-
-	bpf_program__set_autoload(skel->progs.sf_sys_enter, !fentry);
-	bpf_program__set_autoload(skel->progs.sf_sys_exit, !fentry);
-	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
-		bpf_program__set_autoload(hooks[i].prog, fentry);
-		if (!fentry)
-			continue;
-		snprintf(fn, sizeof(fn), "%s%s", SATFEED_SYSCALL_PREFIX,
-			 hooks[i].syscall);
-		err = bpf_program__set_attach_target(hooks[i].prog, 0, fn);
-		if (err) {
-			snprintf(why, len, "no attach target %s: %s", fn,
-				 strerror(-err));
-			return err;
-		}
-	}
-	return 0;
-}
-
-/*
  * Open, configure and load the engine for one attach mode, then attach it.
  * Returns 0 with *out set, or a negative errno with a reason in why.
  */
-static int engine_start(__u32 mode, struct satfeed_bpf **out, char *why,
-			size_t len)
+static int engine_start(__u32 mode, bool understudies,
+			struct satfeed_bpf **out, char *why, size_t len)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oopts, .kernel_log_level = 0);
 	struct satfeed_bpf *skel;
@@ -367,13 +344,14 @@ static int engine_start(__u32 mode, struct satfeed_bpf **out, char *why,
 		return err;
 	}
 	skel->rodata->window_shift = env.window_shift;
+	skel->rodata->with_understudies = understudies;
 	for (int i = 0; i < SATFEED_NR_SYSCALLS; i++) {
 		long nr = sf_syscalls[i].nr;
 
 		if (nr >= 0 && nr < (long)sizeof(skel->rodata->sc_index))
 			skel->rodata->sc_index[nr] = i + 1;
 	}
-	err = select_programs(skel, mode, why, len);
+	err = sf_engine_select(skel->obj, mode, understudies, why, len);
 	if (err)
 		goto destroy;
 	err = satfeed_bpf__load(skel);
@@ -383,12 +361,9 @@ static int engine_start(__u32 mode, struct satfeed_bpf **out, char *why,
 			 env.verbose ? "" : " (-v shows the verifier log)");
 		goto destroy;
 	}
-	err = satfeed_bpf__attach(skel);
-	if (err) {
-		snprintf(why, len, "cannot attach the %s programs: %s",
-			 sf_attach_name(mode), strerror(-err));
+	err = sf_engine_attach(skel->skeleton, mode, why, len);
+	if (err)
 		goto destroy;
-	}
 	*out = skel;
 	return 0;
 destroy:
@@ -479,10 +454,11 @@ static int cmd_load(void)
 	static const __u32 order[] = { SATFEED_ATTACH_FENTRY,
 				       SATFEED_ATTACH_TP_BTF };
 	struct satfeed_bpf *skel = NULL;
-	char why[512] = "", first[512] = "";
+	char why[512] = "", first[512] = "", uwhy[512];
+	bool existing, understudies = false;
 	struct sf_saferoot root;
+	struct sf_preempt pre;
 	int err, removed;
-	bool existing;
 	__u32 mode = 0;
 
 	if (!have_btf(why, sizeof(why))) {
@@ -507,10 +483,15 @@ static int cmd_load(void)
 	}
 
 	err = -ENOENT;
+	sf_preempt_probe(&pre, env.btf);
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		if (env.attach && env.attach != order[i])
 			continue;
-		err = engine_start(order[i], &skel, why, sizeof(why));
+		understudies = sf_understudy_wanted(&pre, order[i],
+						    env.understudy, uwhy,
+						    sizeof(uwhy));
+		err = engine_start(order[i], understudies, &skel, why,
+				   sizeof(why));
 		if (!err) {
 			mode = order[i];
 			break;
@@ -545,8 +526,9 @@ static int cmd_load(void)
 		unpin_all(&removed);
 		goto destroy;
 	}
-	printf("satfeed loaded: attach %s, window %u samples, pinned at %s\n",
-	       sf_attach_name(mode), 1U << env.window_shift, env.root);
+	printf("satfeed loaded: attach %s, window %u samples, understudies %s, pinned at %s\n",
+	       sf_attach_name(mode), 1U << env.window_shift,
+	       understudies ? "on" : "off", env.root);
 destroy:
 	satfeed_bpf__destroy(skel);
 	return err ? SF_EXIT_ERROR : SF_EXIT_OK;
@@ -573,7 +555,10 @@ static int cmd_unload(void)
 	return SF_EXIT_OK;
 }
 
-/* The runs of each pinned program the kernel skipped since load. */
+/*
+ * The runs of each pinned program the kernel skipped since load; the total
+ * counts those no understudy rescued (their events may be missing).
+ */
 static void check_skips(void)
 {
 	struct sf_prog_stats st[SF_PROG_STATS_MAX];
@@ -589,16 +574,22 @@ static void check_skips(void)
 	printf("skipped runs:  %llu since load (recursion misses)%s\n",
 	       (unsigned long long)total,
 	       total ? ": events may be missing from the windows" : "");
-	for (int i = 0; i < n && i < SF_PROG_STATS_MAX; i++)
-		printf("  %-20s %llu\n", st[i].name,
+	for (int i = 0; i < n && i < SF_PROG_STATS_MAX; i++) {
+		printf("  %-20s %llu", st[i].name,
 		       (unsigned long long)st[i].recursion_misses);
+		if (st[i].rescued)
+			printf(" (%llu rescued)",
+			       (unsigned long long)st[i].rescued);
+		putchar('\n');
+	}
 }
 
 static int cmd_check(void)
 {
 	static const __u32 order[] = { SATFEED_ATTACH_FENTRY,
 				       SATFEED_ATTACH_TP_BTF };
-	char why[512];
+	char why[512], uwhy[512];
+	struct sf_preempt pre;
 	struct utsname u;
 	__u32 chosen = 0;
 	bool pinned;
@@ -617,15 +608,26 @@ static int cmd_check(void)
 		printf("attach modes:  unknown (probing needs root)\n");
 		return SF_EXIT_PERM;
 	}
+	sf_preempt_probe(&pre, env.btf);
+	printf("preemption:    %s (%s); syscall tracepoints %s\n",
+	       pre.model[0] ? pre.model : "unknown", pre.source,
+	       pre.tp_faultable > 0 ? "faultable" :
+	       pre.tp_faultable ? "of unknown kind" : "not faultable");
 	if (pinned)
 		check_skips();
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		struct satfeed_bpf *skel = NULL;
+		bool understudies;
 		int err;
 
-		err = engine_start(order[i], &skel, why, sizeof(why));
+		understudies = sf_understudy_wanted(&pre, order[i],
+						    env.understudy, uwhy,
+						    sizeof(uwhy));
+		err = engine_start(order[i], understudies, &skel, why,
+				   sizeof(why));
 		printf("%-14s %s\n", sf_attach_name(order[i]),
 		       err ? why : "available");
+		printf("  understudies %s\n", uwhy);
 		if (!err) {
 			satfeed_bpf__destroy(skel);
 			if (!chosen && (!env.attach || env.attach == order[i]))

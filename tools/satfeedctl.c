@@ -253,6 +253,7 @@ static void skips_read(const struct sf_pins *p, struct skips *k)
 static void skips_warn(FILE *f, const struct sf_pins *p,
 		       const struct skips *k, const char *prefix)
 {
+	__u64 rescued = 0;
 	int shown = 0;
 
 	if (k->n < 0) {
@@ -262,14 +263,19 @@ static void skips_warn(FILE *f, const struct sf_pins *p,
 	}
 	if (!k->total)
 		return;
+	for (int i = 0; i < k->n; i++)
+		rescued += k->prog[i].rescued;
 	fprintf(f, "%swarning: the kernel skipped %llu runs of the engine's programs since load (",
 		prefix, (unsigned long long)k->total);
 	for (int i = 0; i < k->n; i++) {
-		if (!k->prog[i].recursion_misses)
+		if (!k->prog[i].lost)
 			continue;
 		fprintf(f, "%s%s %llu", shown++ ? ", " : "", k->prog[i].name,
-			(unsigned long long)k->prog[i].recursion_misses);
+			(unsigned long long)k->prog[i].lost);
 	}
+	if (rescued)
+		fprintf(f, "; understudies rescued %llu more",
+			(unsigned long long)rescued);
 	fprintf(f, "): events may be missing from the windows (recursion misses: satfeed-loader check, or bpftool prog show pinned %s/%s/NAME)\n",
 		p->root, SATFEED_PIN_PROGS);
 }
@@ -287,6 +293,12 @@ static void json_skips(const struct skips *k)
 	for (int i = 0; i < k->n; i++)
 		printf("%s\"%s\":%llu", i ? "," : "", k->prog[i].name,
 		       (unsigned long long)k->prog[i].recursion_misses);
+	printf("},\"rescued\":{");
+	for (int i = 0, shown = 0; i < k->n; i++)
+		if (k->prog[i].rescued)
+			printf("%s\"%s\":%llu", shown++ ? "," : "",
+			       k->prog[i].name,
+			       (unsigned long long)k->prog[i].rescued);
 	printf("}},");
 }
 

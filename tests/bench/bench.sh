@@ -18,6 +18,11 @@
 # statistics switch); this script checks afterwards, unloads anything left
 # under its pin root, restores kernel.bpf_stats_enabled, and unmounts bpffs
 # if it had to mount it.  Files: $OUTPUT/bench/{table.txt,results.txt,rounds.txt,log.txt}.
+#
+# The main run loads satfeed without understudies; a second run (section 5,
+# the probes, skipped) loads it with them, and the last table compares the
+# two on an unrelated getppid() and a traced send+recv pair
+# ($OUTPUT/bench/understudy/).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -77,19 +82,60 @@ sf_trap_cleanup cleanup
 start=$(date +%s)
 # sfbench pins its measuring workers to one CPU itself (sched_setaffinity,
 # what taskset does) and keeps its orchestrating process on another.
-"$B/sfbench" --bpffs "$ROOT" --loader "$B/satfeed-loader" --ctl "$B/satfeedctl" \
-	--results "$OUT/results.txt" --raw "$OUT/rounds.txt" "${args[@]}" \
-	>"$OUT/table.txt" 2> >(tee "$OUT/log.txt" >&2) &
-bench_pid=$!
-wait "$bench_pid"
+# The main run measures the engine without understudies; a second run the
+# engine with them (--understudy on: their cost does not depend on whether
+# this kernel preempts), compared at the end.
+# sfbench_run DIR ARGS...: one sfbench run into DIR
+sfbench_run() {
+	local dir=$1
+	shift
+	"$B/sfbench" --bpffs "$ROOT" --loader "$B/satfeed-loader" \
+		--ctl "$B/satfeedctl" --results "$dir/results.txt" \
+		--raw "$dir/rounds.txt" "$@" \
+		>"$dir/table.txt" 2> >(tee "$dir/log.txt" >&2) &
+	bench_pid=$!
+	wait "$bench_pid"
+	status=$?
+	bench_pid=
+	wait	# the tee of the log
+	return $status
+}
+sfbench_run "$OUT" --understudy off "${args[@]}"
 status=$?
-bench_pid=
-wait	# the tee of the log
 secs=$(( $(date +%s) - start ))
 
 cat "$OUT/table.txt"
 echo "(${secs} s; table in $OUT/table.txt, figures in $OUT/results.txt)"
 [ "$status" -eq 0 ] || fail "sfbench failed (exit $status)"
+
+mkdir -p "$OUT/understudy" || fail "cannot create $OUT/understudy"
+sfbench_run "$OUT/understudy" --understudy on --no-probes "${args[@]}" ||
+	fail "sfbench --understudy on failed (exit $?; $OUT/understudy/log.txt)"
+# understudy_row KEY LABEL: none, satfeed without and with understudies
+understudy_row() {
+	awk -v k="$1" -v label="$2" '
+		FNR == 1 { f++ }
+		$1 == "time.none." k { n[f] = $2 }
+		$1 == "time.satfeed." k { s[f] = $2 }
+		END {
+			if (!(1 in s) || !(2 in s)) exit 1
+			ratio = s[1] - n[1] > 0 ? (s[2] - n[2]) / (s[1] - n[1]) : 0
+			printf "  %-26s %9.1f %9.1f %9.1f %+9.1f %8.2fx\n", label,
+			       n[1], s[1], s[2], s[2] - s[1], ratio
+		}' "$OUT/results.txt" "$OUT/understudy/results.txt"
+}
+understudy_row u_getppid x >/dev/null && understudy_row t_pair x >/dev/null ||
+	fail "understudy comparison figures missing"
+{
+	echo
+	echo "understudies (exactness on preemptible kernels, satfeed-loader --understudy):"
+	echo "  the engine without and with them, $(sed -n 's/.*--attach \([a-z_]*\).*/\1/p' <<<" ${args[*]:-} --attach tp_btf") mode, two runs of"
+	echo "  sfbench, ns per call (getppid) or per pair (send+recv); overhead ratio ="
+	echo "  (with - none) / (without - none), each over its own run's none"
+	printf '  %-26s %9s %9s %9s %9s %9s\n' phase none without with added ratio
+	understudy_row u_getppid "unrelated getppid()" &&
+	understudy_row t_pair "traced send+recv pair"
+} | tee "$OUT/understudy/compare.txt"
 
 # Well-formed output: every expected figure present once, a finite number.
 # ratio.* lines are derived and may be undefined on a noisy machine.

@@ -55,6 +55,8 @@ CHECK_ERR "loader: --window 1000" 2 "power of two" "$LOADER" --window 1000 load
 CHECK_ERR "loader: --window 1" 2 "power of two" "$LOADER" --window 1 load
 CHECK_ERR "loader: --window 131072" 2 "power of two" "$LOADER" --window 131072 load
 CHECK_ERR "loader: --attach bogus" 2 "unknown attach mode 'bogus'" "$LOADER" --attach bogus load
+CHECK_ERR "loader: --understudy sometimes" 2 "auto, on or off, not 'sometimes'" \
+	"$LOADER" --understudy sometimes load
 CHECK_ERR "loader: relative --bpffs" 2 "absolute path" "$LOADER" --bpffs relative/dir load
 CHECK_ERR "loader: two commands" 2 "one command only" "$LOADER" load unload
 
@@ -101,10 +103,34 @@ ASSERT_BPFFS "bpffs absent: host bpffs" "$SNAP"
 ASSERT_NO_PROGS "bpffs absent: namespace load freed"
 
 ######################################################################
+sf_log "--- understudies ---"
+# check names the preemption model and decides per attach mode
+ASSERT_OK "check" "$LOADER" check
+ASSERT_MATCH "check: preemption model" "^preemption: +[a-z]+ \(" "$OUT"
+ASSERT_MATCH "check: understudy decision for tp_btf" "^  understudies (on|off): " \
+	"$(printf '%s\n' "$OUT" | grep -A1 '^tp_btf ' | tail -1)"
+# forced on, a load pins the understudies and unload removes them
+ASSERT_OK "load --attach tp_btf --understudy on" \
+	"$LOADER" --attach tp_btf --understudy on load
+ASSERT_MATCH "load says understudies on" "understudies on" "$OUT"
+for p in sf_sys_enter_u sf_sys_exit_u; do
+	ASSERT_OK "understudy $p pinned" test -e "$SF_PIN_ROOT/progs/$p"
+	ASSERT_OK "understudy $p linked" test -e "$SF_PIN_ROOT/links/$p"
+done
+ASSERT_OK "sf_understudy map pinned" test -e "$SF_PIN_ROOT/sf_understudy"
+ASSERT_OK "unload with understudies" "$LOADER" unload
+ASSERT_OK "unload removed everything" test ! -e "$SF_PIN_ROOT"
+ASSERT_OK "load --attach tp_btf --understudy off" \
+	"$LOADER" --attach tp_btf --understudy off load
+ASSERT_OK "no understudy pinned when off" \
+	test ! -e "$SF_PIN_ROOT/progs/sf_sys_exit_u"
+ASSERT_OK "unload" "$LOADER" unload
+
+######################################################################
 sf_log "--- load / unload / reload cycles ---"
 for i in 1 2 3 4 5; do
 	ASSERT_OK "cycle $i: load" "$LOADER" load
-	ASSERT_MATCH "cycle $i: load message" "satfeed loaded: attach [a-z_]+, window 2048 samples, pinned at $SF_PIN_ROOT" "$OUT"
+	ASSERT_MATCH "cycle $i: load message" "satfeed loaded: attach [a-z_]+, window 2048 samples, understudies (on|off), pinned at $SF_PIN_ROOT" "$OUT"
 	ASSERT_OK "cycle $i: satfeedctl show" "$CTL" show
 	ASSERT_OK "cycle $i: unload" "$LOADER" unload
 	ASSERT_MATCH "cycle $i: unload message" "satfeed unloaded: removed [0-9]+ pins" "$OUT"

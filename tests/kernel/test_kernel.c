@@ -16,7 +16,11 @@
  *                (x86-64) every lockless copy whose seq == seq_end too.
  *                Where the kernel skipped runs of the hooks (recursion
  *                misses: a run preempted on a CPU blocks the others there),
- *                the calls not counted must be covered by those misses.
+ *                the calls not counted must be covered by the misses that
+ *                no understudy rescued, and with none such every call is
+ *                counted.  It runs with the understudies as the loader
+ *                would choose them here (sf_preempt.h), then as it would
+ *                not, and prints both.
  *  stale_wait:   a wait that fails after its target's slot was reused does
  *                not count as the new target's failed wait.
  *  fd_high_bits: read/write with bits above 31 set in the fd are classified
@@ -47,6 +51,8 @@
 #include "sf_pins.h"
 #include "sf_target.h"
 #include "sf_progstats.h"
+#include "sf_engine.h"
+#include "sf_preempt.h"
 #include "satfeed.skel.h"
 #include "satfeed_test.skel.h"
 #include "window_math.h"
@@ -59,6 +65,19 @@ static int quiet_print(enum libbpf_print_level l, const char *f, va_list a)
 	return l == LIBBPF_WARN ? vfprintf(stderr, f, a) : 0;
 }
 
+static struct satfeed_bpf *open_configured(__u32 shift)
+{
+	struct satfeed_bpf *skel = satfeed_bpf__open();
+
+	if (!ASSERT_TRUE(skel, "open: %s", strerror(errno)))
+		return NULL;
+	skel->rodata->window_shift = shift;
+	for (int i = 0; i < SATFEED_NR_SYSCALLS; i++)
+		if (sf_syscalls[i].nr >= 0)
+			skel->rodata->sc_index[sf_syscalls[i].nr] = i + 1;
+	return skel;
+}
+
 /* Open the engine with only the named programs loaded. */
 static struct satfeed_bpf *open_engine(__u32 shift, const char *const *progs)
 {
@@ -66,13 +85,9 @@ static struct satfeed_bpf *open_engine(__u32 shift, const char *const *progs)
 	struct bpf_program *prog;
 	int err;
 
-	skel = satfeed_bpf__open();
-	if (!ASSERT_TRUE(skel, "open: %s", strerror(errno)))
+	skel = open_configured(shift);
+	if (!skel)
 		return NULL;
-	skel->rodata->window_shift = shift;
-	for (int i = 0; i < SATFEED_NR_SYSCALLS; i++)
-		if (sf_syscalls[i].nr >= 0)
-			skel->rodata->sc_index[sf_syscalls[i].nr] = i + 1;
 	bpf_object__for_each_program(prog, skel->obj) {
 		bool on = false;
 
@@ -85,6 +100,33 @@ static struct satfeed_bpf *open_engine(__u32 shift, const char *const *progs)
 		goto destroy;
 	err = satfeed_bpf__attach(skel);
 	if (!ASSERT_OK(err, "attach"))
+		goto destroy;
+	return skel;
+destroy:
+	satfeed_bpf__destroy(skel);
+	return NULL;
+}
+
+/* The engine's tp_btf mode through the loader's own selection and order. */
+static struct satfeed_bpf *start_engine(__u32 shift, bool understudies)
+{
+	struct satfeed_bpf *skel = open_configured(shift);
+	char why[512] = "";
+	int err;
+
+	if (!skel)
+		return NULL;
+	skel->rodata->with_understudies = understudies;
+	err = sf_engine_select(skel->obj, SATFEED_ATTACH_TP_BTF, understudies,
+			       why, sizeof(why));
+	if (!ASSERT_OK(err, why))
+		goto destroy;
+	err = satfeed_bpf__load(skel);
+	if (!ASSERT_OK(err, "load"))
+		goto destroy;
+	err = sf_engine_attach(skel->skeleton, SATFEED_ATTACH_TP_BTF, why,
+			       sizeof(why));
+	if (!ASSERT_OK(err, why))
 		goto destroy;
 	return skel;
 destroy:
@@ -450,28 +492,62 @@ static int watch_self(const struct sf_pins *p, int *slot)
 static __u64 recursion_misses(struct bpf_program *prog)
 {
 	struct sf_prog_stats ps = {};
-	int err = sf_prog_stats_fd(bpf_program__fd(prog), &ps);
+	int err;
 
+	if (!bpf_program__autoload(prog))
+		return 0;
+	err = sf_prog_stats_fd(bpf_program__fd(prog), &ps);
 	ASSERT_TRUE(!err, "bpf_prog_info of %s: error %d",
 		    bpf_program__name(prog), err);
 	return ps.recursion_misses;
 }
 
-static void test_concurrency(void)
+/*
+ * What the kernel skipped of one hook's primary, what its understudy
+ * rescued, and so what was lost.  A rescue of an event the primary did not
+ * skip would count it twice: rescued never exceeds the misses.
+ */
+struct hook_account {
+	__u64 misses, rescued, understudy_misses, lost;
+};
+
+static void account_hook(struct bpf_program *primary,
+			 struct bpf_program *understudy, __u64 rescued,
+			 struct hook_account *a)
 {
-	static const char *const progs[] = { "sf_sys_enter", "sf_sys_exit",
-					     NULL };
+	a->misses = recursion_misses(primary);
+	a->understudy_misses = recursion_misses(understudy);
+	a->rescued = rescued;
+	ASSERT_TRUE(rescued <= a->misses,
+		    "%s: %llu rescued of %llu misses (an event counted twice)",
+		    bpf_program__name(understudy),
+		    (unsigned long long)rescued,
+		    (unsigned long long)a->misses);
+	a->lost = a->misses > rescued ? a->misses - rescued : 0;
+	printf("concurrency: %s: %llu recursion misses, %llu rescued by %s "
+	       "(which missed %llu), %llu lost\n", bpf_program__name(primary),
+	       (unsigned long long)a->misses, (unsigned long long)rescued,
+	       bpf_program__name(understudy),
+	       (unsigned long long)a->understudy_misses,
+	       (unsigned long long)a->lost);
+}
+
+static void test_concurrency(bool understudies)
+{
 	const __u32 shift = SATFEED_WINDOW_SHIFT;
 	const __u64 calls = 2ULL * PAIRS_PER_THREAD;
 	struct checker c = { .shift = shift };
-	__u64 miss_enter, miss_exit, lost[SATFEED_NR_STREAMS];
+	__u64 lost[SATFEED_NR_STREAMS], rescued[SATFEED_NR_HOOKS] = {};
+	struct hook_account enter, exit;
+	const char *mode = understudies ? "on" : "off";
 	struct satfeed_stream st;
 	struct satfeed_bpf *skel;
 	pthread_t t[2], r;
 	void *rv;
 	int fails = 0;
 
-	skel = open_engine(shift, progs);
+	printf("concurrency: understudies %s\n", mode);
+	skel = start_engine(shift, understudies);
 	if (!skel)
 		return;
 	if (!engine_maps(skel, &c.pins) ||
@@ -488,21 +564,29 @@ static void test_concurrency(void)
 	running = 0;
 	pthread_join(r, NULL);
 	ASSERT_EQ(fails, 0, "talker syscalls");
-	miss_enter = recursion_misses(skel->progs.sf_sys_enter);
-	miss_exit = recursion_misses(skel->progs.sf_sys_exit);
+	ASSERT_OK(sf_rescued_read(bpf_map__fd(skel->maps.sf_understudy),
+				  rescued), "read sf_understudy");
+	if (!understudies)
+		ASSERT_EQ(rescued[SATFEED_HOOK_SYS_ENTER] +
+			  rescued[SATFEED_HOOK_SYS_EXIT], 0,
+			  "rescues without understudies");
+	account_hook(skel->progs.sf_sys_enter, skel->progs.sf_sys_enter_u,
+		     rescued[SATFEED_HOOK_SYS_ENTER], &enter);
+	account_hook(skel->progs.sf_sys_exit, skel->progs.sf_sys_exit_u,
+		     rescued[SATFEED_HOOK_SYS_EXIT], &exit);
 
 	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
 		/* gap streams: the first event opens the trace, no sample */
 		const __u64 opening = s == SATFEED_STREAM_POLL ? 0 : 1;
-		char what[64];
+		char what[96];
 
 		ASSERT_OK(read_stream(&c.pins, c.slot, s, &st, true), "read");
 		printf("concurrency: %s: %llu of %llu calls counted\n",
 		       sf_stream_names[s], (unsigned long long)st.calls,
 		       (unsigned long long)calls);
-		snprintf(what, sizeof(what), "%s calls counted",
-			 sf_stream_names[s]);
-		if (!miss_enter && !miss_exit)
+		snprintf(what, sizeof(what), "%s calls counted, understudies %s",
+			 sf_stream_names[s], mode);
+		if (!enter.lost && !exit.lost)
 			ASSERT_EQ(st.calls, calls, what);
 		else
 			ASSERT_TRUE(st.calls <= calls, "%s: %llu > %llu", what,
@@ -517,27 +601,24 @@ static void test_concurrency(void)
 			  "no failed calls");
 	}
 	/*
-	 * A skipped run of sf_sys_exit loses at most one event of one stream
-	 * (of this process or of another one); a skipped sf_sys_enter at most
+	 * A lost run of sf_sys_exit loses at most one event of one stream
+	 * (of this process or of another one); a lost sf_sys_enter at most
 	 * the wait it would have started.
 	 */
-	printf("concurrency: recursion misses: sf_sys_enter %llu, "
-	       "sf_sys_exit %llu\n", (unsigned long long)miss_enter,
-	       (unsigned long long)miss_exit);
 	ASSERT_TRUE(lost[SATFEED_STREAM_SEND] + lost[SATFEED_STREAM_RECV] <=
-		    miss_exit,
-		    "send + recv calls lost (%llu + %llu) exceed the misses of "
-		    "sf_sys_exit (%llu)",
+		    exit.lost,
+		    "send + recv calls lost (%llu + %llu) exceed the lost runs "
+		    "of sf_sys_exit (%llu)",
 		    (unsigned long long)lost[SATFEED_STREAM_SEND],
 		    (unsigned long long)lost[SATFEED_STREAM_RECV],
-		    (unsigned long long)miss_exit);
+		    (unsigned long long)exit.lost);
 	ASSERT_TRUE(lost[SATFEED_STREAM_SEND] + lost[SATFEED_STREAM_RECV] +
-		    lost[SATFEED_STREAM_POLL] <= miss_enter + miss_exit,
-		    "calls lost (%llu) exceed the misses (%llu)",
+		    lost[SATFEED_STREAM_POLL] <= enter.lost + exit.lost,
+		    "calls lost (%llu) exceed the lost runs (%llu)",
 		    (unsigned long long)(lost[SATFEED_STREAM_SEND] +
 					 lost[SATFEED_STREAM_RECV] +
 					 lost[SATFEED_STREAM_POLL]),
-		    (unsigned long long)(miss_enter + miss_exit));
+		    (unsigned long long)(enter.lost + exit.lost));
 	printf("concurrency: %llu windows checked under lock, %llu lockless "
 	       "(%llu caught mid-write by seq != seq_end)\n",
 	       (unsigned long long)c.locked_windows,
@@ -861,6 +942,10 @@ out:
 
 int main(int argc, char **argv)
 {
+	struct sf_preempt pre;
+	bool understudies;
+	char why[512];
+
 	if (geteuid()) {
 		fprintf(stderr, "test_kernel: needs root\n");
 		printf("test_kernel: 0 passed, 1 failed\n");
@@ -871,7 +956,13 @@ int main(int argc, char **argv)
 	test_window_feed(4);
 	test_window_feed(SATFEED_WINDOW_SHIFT);
 	test_window_feed(SATFEED_WINDOW_SHIFT_MAX);
-	test_concurrency();
+	sf_preempt_probe(&pre, NULL);
+	understudies = sf_understudy_wanted(&pre, SATFEED_ATTACH_TP_BTF,
+					    SF_UNDERSTUDY_AUTO, why,
+					    sizeof(why));
+	printf("concurrency: the loader's choice here: understudies %s\n", why);
+	test_concurrency(understudies);
+	test_concurrency(!understudies);
 	test_stale_wait();
 	test_fd_high_bits();
 	test_compat();

@@ -18,6 +18,16 @@ bad() { echo "engine-test: FAIL: $*"; fail=$((fail + 1)); }
 field() { sed -n "s/.*\"$1\":{\"seq\":[0-9]*,[^}]*\"$2\":\([0-9]*\).*/\1/p"; }
 seqof() { sed -n "s/.*\"$1\":{\"seq\":\([0-9]*\),.*/\1/p"; }
 
+# what the loader finds here: the preemption model, the understudy decision
+satfeed-loader check | grep -E '^(preemption|[a-z_]+ |  understudies)' |
+	sed 's/^/engine-test: check: /'
+# every attach mode loads and attaches with its understudies, wanted or not
+out=$(satfeed-loader --understudy on check 2>&1)
+for m in fentry tp_btf; do
+	echo "$out" | grep -q "^$m  *available" &&
+		ok "$m with understudies loads and attaches" ||
+		bad "$m with understudies: $(echo "$out" | grep "^$m")"
+done
 if test_kernel; then ok "test_kernel"; else bad "test_kernel"; fi
 
 N=64
@@ -67,7 +77,7 @@ satfeed-loader unload >/dev/null && ok "unload" || bad "unload"
 #    not asserted: emulation inflates every figure, the ratio is what counts.
 #    total = all satfeed program time during the run / requests served.
 cost() {
-	local mode=$1 total=0 served p line rt rc
+	local mode=$1 total=0 served p line rt rc miss
 	satfeed-loader --attach "$mode" --window $N load >/dev/null || {
 		bad "cost: load --attach $mode"; return; }
 	rm -f /tmp/port
@@ -83,10 +93,18 @@ cost() {
 		rc=$(echo "$line" | sed -n 's/.*run_cnt \([0-9]*\).*/\1/p')
 		[ -n "$rc" ] && [ "$rc" -gt 0 ] || continue
 		total=$((total + rt))
-		echo "engine-test: cost $mode $(basename "$p"): $((rt / rc)) ns/run over $rc runs"
+		miss=$(echo "$line" | sed -n 's/.*recursion_misses \([0-9]*\).*/\1/p')
+		echo "engine-test: cost $mode $(basename "$p"): $((rt / rc)) ns/run over $rc runs, ${miss:-0} recursion misses"
 	done
 	echo 0 > /proc/sys/kernel/bpf_stats_enabled
 	skipped "$mode"
+	# events the understudies processed for a busy primary, per hook
+	# (enum satfeed_hook), summed over the CPUs
+	bpftool map dump pinned /sys/fs/bpf/satfeed/sf_understudy |
+		tr -d ' \n' | grep -o '"rescued":\[[0-9,]*\]' |
+		sed 's/.*\[//; s/\]//' |
+		awk -F, -v m="$mode" '{ for (i = 1; i <= NF; i++) s[i] += $i }
+			END { for (i in s) if (s[i]) printf "engine-test: cost %s: hook %d: %d rescued\n", m, i - 1, s[i] }'
 	kill -TERM $SP; wait $SP
 	served=$(sed -n 's/^sfserver: served \([0-9]*\) requests.*/\1/p' /tmp/server.out)
 	[ "${served:-0}" -gt 0 ] && echo "engine-test: cost $mode: $((total / served)) ns of BPF time per request served ($served)"

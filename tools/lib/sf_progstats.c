@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "satfeed.h"
 #include "sf_common.h"
 #include "sf_progstats.h"
@@ -36,16 +37,71 @@ static int by_name(const void *a, const void *b)
 		      ((const struct sf_prog_stats *)b)->name);
 }
 
-int sf_prog_stats_read(const char *root, struct sf_prog_stats *st, int max,
-		       __u64 *misses)
+/* Is name an understudy (satfeed_syscalls.h): sf_sys_*_u, sf_xu_*, sf_eu_*? */
+static bool understudy_name(const char *name)
 {
+	static const char xu[] = SATFEED_FEXIT_UNDERSTUDY_NAME();
+	static const char eu[] = SATFEED_FENTRY_UNDERSTUDY_NAME();
+
+	return !strcmp(name, "sf_sys_enter_u") ||
+	       !strcmp(name, "sf_sys_exit_u") ||
+	       !strncmp(name, xu, sizeof(xu) - 1) ||
+	       !strncmp(name, eu, sizeof(eu) - 1);
+}
+
+/* The hook (enum satfeed_hook) of a primary program, or -1. */
+static int prog_hook(const char *name)
+{
+	static const char fexit[] = SATFEED_FEXIT_PROG_NAME();
+	static const char fentry[] = SATFEED_FENTRY_PROG_NAME();
+
+	if (!strcmp(name, "sf_sys_enter"))
+		return SATFEED_HOOK_SYS_ENTER;
+	if (!strcmp(name, "sf_sys_exit"))
+		return SATFEED_HOOK_SYS_EXIT;
+	for (int i = 0; i < SATFEED_NR_SYSCALLS; i++) {
+		const char *sc = sf_syscalls[i].name;
+
+		if (!strncmp(name, fexit, sizeof(fexit) - 1) &&
+		    !strcmp(name + sizeof(fexit) - 1, sc))
+			return SATFEED_HOOK_FEXIT + i;
+		if (!strncmp(name, fentry, sizeof(fentry) - 1) &&
+		    !strcmp(name + sizeof(fentry) - 1, sc))
+			return SATFEED_HOOK_FENTRY + i;
+	}
+	return -1;
+}
+
+/* rescued[] of the engine under root; all 0 where it has no understudies */
+static int rescued_of_root(const char *root, __u64 rescued[SATFEED_NR_HOOKS])
+{
+	char path[1024];
+	int fd, err;
+
+	memset(rescued, 0, SATFEED_NR_HOOKS * sizeof(*rescued));
+	snprintf(path, sizeof(path), "%s/%s", root, SATFEED_PIN_UNDERSTUDY);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	err = sf_rescued_read(fd, rescued);
+	close(fd);
+	return err;
+}
+
+int sf_prog_stats_read(const char *root, struct sf_prog_stats *st, int max,
+		       __u64 *lost)
+{
+	__u64 rescued[SATFEED_NR_HOOKS];
 	struct sf_prog_stats one;
 	char dir[512], path[1024];
 	struct dirent *de;
 	__u64 sum = 0;
-	int n = 0, fd, err = 0;
+	int n = 0, fd, hook, err = 0;
 	DIR *d;
 
+	err = rescued_of_root(root, rescued);
+	if (err)
+		return err;
 	snprintf(dir, sizeof(dir), "%s/%s", root, SATFEED_PIN_PROGS);
 	d = opendir(dir);
 	if (!d)
@@ -65,7 +121,14 @@ int sf_prog_stats_read(const char *root, struct sf_prog_stats *st, int max,
 		close(fd);
 		if (err)
 			break;
-		sum += one.recursion_misses;
+		hook = prog_hook(one.name);
+		if (hook >= 0)
+			one.rescued = rescued[hook];
+		if (understudy_name(one.name))
+			one.lost = 0;
+		else if (one.recursion_misses > one.rescued)
+			one.lost = one.recursion_misses - one.rescued;
+		sum += one.lost;
 		if (n < max)
 			st[n] = one;
 		n++;
@@ -74,8 +137,8 @@ int sf_prog_stats_read(const char *root, struct sf_prog_stats *st, int max,
 	if (err)
 		return err;
 	qsort(st, n < max ? n : max, sizeof(*st), by_name);
-	if (misses)
-		*misses = sum;
+	if (lost)
+		*lost = sum;
 	return n;
 }
 
@@ -88,7 +151,8 @@ __u32 sf_prog_streams(const char *name)
 
 	if (!strcmp(name, "sf_sys_enter"))
 		return poll;
-	if (!strcmp(name, "sf_proc_exit") || !strcmp(name, "sf_cgroup_rmdir"))
+	if (!strcmp(name, "sf_proc_exit") || !strcmp(name, "sf_cgroup_rmdir") ||
+	    understudy_name(name))
 		return 0;
 	for (int i = 0; i < SATFEED_NR_SYSCALLS; i++) {
 		const char *sc = sf_syscalls[i].name;
@@ -113,7 +177,7 @@ void sf_prog_stats_by_stream(const struct sf_prog_stats *st, int n,
 
 		for (int s = 0; s < SATFEED_NR_STREAMS; s++)
 			if (streams & (1U << s))
-				skipped[s] += st[i].recursion_misses;
+				skipped[s] += st[i].lost;
 	}
 }
 
@@ -164,4 +228,28 @@ enum sf_window_skips sf_skip_log_window(const struct sf_skip_log *log,
 			return SF_SKIPS_NEAR;
 	}
 	return SF_SKIPS_UNKNOWN;
+}
+
+int sf_rescued_read(int fd, __u64 rescued[SATFEED_NR_HOOKS])
+{
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	struct satfeed_understudy *v;
+	__u32 zero = 0;
+
+	if (ncpu < 0)
+		return ncpu;
+	v = calloc(ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, &zero, v)) {
+		err = -errno;
+		goto out;
+	}
+	memset(rescued, 0, SATFEED_NR_HOOKS * sizeof(*rescued));
+	for (int cpu = 0; cpu < ncpu; cpu++)
+		for (int h = 0; h < SATFEED_NR_HOOKS; h++)
+			rescued[h] += v[cpu].rescued[h];
+out:
+	free(v);
+	return err;
 }

@@ -23,6 +23,10 @@ struct sf_prog_stats {
 	char name[256];		/* the pin's name under ROOT/progs/ */
 	__u32 id;		/* kernel program id */
 	__u64 recursion_misses;	/* runs the kernel skipped since load */
+	__u64 rescued;		/* of those, events an understudy processed */
+	__u64 lost;		/* runs whose event may be missing: the misses
+				 * no understudy rescued (0 for an understudy:
+				 * its primary ran, or is counted there) */
 	__u64 run_cnt;		/* runs, while kernel.bpf_stats_enabled */
 	__u64 run_time_ns;	/* their time, while kernel.bpf_stats_enabled */
 };
@@ -37,7 +41,7 @@ int sf_prog_stats_fd(int fd, struct sf_prog_stats *st);
  * not NULL, gets the sum of recursion_misses over all of them.
  */
 int sf_prog_stats_read(const char *root, struct sf_prog_stats *st, int max,
-		       __u64 *misses);
+		       __u64 *lost);
 
 /*
  * The streams (bit 1 << enum satfeed_stream_id) whose events a run of the
@@ -50,7 +54,7 @@ int sf_prog_stats_read(const char *root, struct sf_prog_stats *st, int max,
  */
 __u32 sf_prog_streams(const char *name);
 
-/* skipped[s] = the misses of the programs that feed stream s. */
+/* skipped[s] = the lost runs of the programs that feed stream s. */
 void sf_prog_stats_by_stream(const struct sf_prog_stats *st, int n,
 			     __u64 skipped[SATFEED_NR_STREAMS]);
 
@@ -104,5 +108,13 @@ void sf_skip_log_add(struct sf_skip_log *log, __u64 begin_ns, __u64 end_ns,
 
 enum sf_window_skips sf_skip_log_window(const struct sf_skip_log *log,
 					__u64 start_ns, __u64 end_ns);
+
+/*
+ * The events each hook's understudy processed for its busy primary, summed
+ * over the CPUs, from the engine's sf_understudy map (fd): rescued[hook]
+ * for every enum satfeed_hook.  A primary's recursion_misses minus its
+ * hook's rescues are the events lost.  0 or -errno.
+ */
+int sf_rescued_read(int fd, __u64 rescued[SATFEED_NR_HOOKS]);
 
 #endif /* __SF_PROGSTATS_H */

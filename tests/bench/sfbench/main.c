@@ -81,6 +81,8 @@ static void usage(FILE *f)
 "  --scale X         multiply the calls per phase by X\n"
 "  --cpu N           CPU of the measuring workers (default: the last one)\n"
 "  --targets N       satfeed targets, the traced worker included (default 64)\n"
+"  --understudy WHEN satfeed-loader --understudy WHEN for satfeed: auto, on or\n"
+"                    off (default: the loader's default, auto)\n"
 "  --loader PATH     satfeed-loader (default build/satfeed-loader)\n"
 "  --ctl PATH        satfeedctl (default build/satfeedctl)\n"
 "  --bpffs DIR       private pin root (default /sys/fs/bpf/sfbench-PID; no dots:\n"
@@ -116,6 +118,7 @@ int main(int argc, char **argv)
 		{ "bpftrace-out", required_argument, NULL, 'O' },
 		{ "bpftrace-wait", required_argument, NULL, 'W' },
 		{ "attach", required_argument, NULL, 'a' },
+		{ "understudy", required_argument, NULL, 'U' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -203,6 +206,15 @@ int main(int argc, char **argv)
 				msg("--bpftrace-wait: 1 to 3600 seconds");
 				return 2;
 			}
+			break;
+		case 'U':
+			if (strcmp(optarg, "auto") && strcmp(optarg, "on") &&
+			    strcmp(optarg, "off")) {
+				msg("--understudy: auto, on or off, not '%s'",
+				    optarg);
+				return 2;
+			}
+			o.understudy = optarg;
 			break;
 		case 'a':
 			if (!strcmp(optarg, "tp_btf")) {

@@ -68,7 +68,7 @@ __u32 prog_id(int fd)
  * the "none" configuration something else than no tracing. */
 int foreign_hooks(char *buf, size_t len)
 {
-	__u32 ours[NR_CFG * NR_PR * MAX_HOOK_PROGS], id = 0;
+	__u32 ours[NR_CFG * NR_PR * 2 * MAX_HOOK_PROGS], id = 0;
 	size_t off = 0;
 	int n = 0, nours = 0;
 

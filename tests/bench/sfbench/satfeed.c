@@ -8,14 +8,20 @@
 pid_t target_pids[MAX_TARGETS];
 int nr_targets;
 
-/* the pinned program name of a hook: sf_sys_exit, or sf_x_<name> */
-static int satfeed_open_prog(struct progset *ps, const char *name)
+/*
+ * The pinned program name of a hook: sf_sys_exit, or sf_x_<name>.  An
+ * understudy (optional) is opened only when the load pinned it.
+ */
+static int satfeed_open_prog(struct progset *ps, const char *name,
+			     bool optional)
 {
 	char path[256];
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s/%s", o.root, SATFEED_PIN_PROGS,
 		 name);
+	if (optional && access(path, F_OK))
+		return 0;
 	fd = bpf_obj_get(path);
 	if (fd < 0) {
 		msg("cannot open %s: %s", path, strerror(errno));
@@ -28,7 +34,9 @@ static int satfeed_open_prog(struct progset *ps, const char *name)
 int satfeed_load(void)
 {
 	const char *load[] = { o.loader, "--bpffs", o.root, "--attach",
-			       attach_name[o.attach], "load", NULL };
+			       attach_name[o.attach], "--understudy",
+			       o.understudy ? o.understudy : "auto", "load",
+			       NULL };
 	char name[64], pid[16];
 
 	if (run_cmd(load))
@@ -43,21 +51,30 @@ int satfeed_load(void)
 			return -1;
 	}
 	for (int p = 0; p < NR_PR; p++) {
-		const char *const *hooks;
+		const char *const *hooks, *const *understudies;
 		int nh;
 
 		if (o.attach == AT_TP_BTF) {
 			snprintf(name, sizeof(name), "sf_sys_%s", pr_name[p]);
-			if (satfeed_open_prog(&psets[CFG_SATFEED][p], name))
+			if (satfeed_open_prog(&psets[CFG_SATFEED][p], name,
+					      false))
+				return -1;
+			strcat(name, "_u");
+			if (satfeed_open_prog(&psets[CFG_SATFEED][p], name,
+					      true))
 				return -1;
 			continue;
 		}
 		hooks = p == PR_ENTER ? fentry_progs : fexit_progs;
+		understudies = p == PR_ENTER ? fentry_understudies :
+					       fexit_understudies;
 		nh = p == PR_ENTER ? (int)ARRAY_SIZE(fentry_progs) :
 				     (int)ARRAY_SIZE(fexit_progs);
 		for (int i = 0; i < nh; i++) {
 			if (satfeed_open_prog(&psets[CFG_SATFEED][p],
-					      hooks[i]))
+					      hooks[i], false) ||
+			    satfeed_open_prog(&psets[CFG_SATFEED][p],
+					      understudies[i], true))
 				return -1;
 		}
 	}

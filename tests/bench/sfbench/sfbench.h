@@ -63,6 +63,15 @@ static const char *const fexit_progs[] = {
 static const char *const fentry_progs[] = {
 	SATFEED_WAIT_SYSCALLS(SFB_FENTRY_PROG)
 };
+/* their understudies, pinned when satfeed runs with them */
+#define SFB_FEXIT_UNDERSTUDY(name, ...) SATFEED_FEXIT_UNDERSTUDY_NAME(name),
+#define SFB_FENTRY_UNDERSTUDY(name, ...) SATFEED_FENTRY_UNDERSTUDY_NAME(name),
+static const char *const fexit_understudies[] = {
+	SATFEED_SYSCALLS(SFB_FEXIT_UNDERSTUDY)
+};
+static const char *const fentry_understudies[] = {
+	SATFEED_WAIT_SYSCALLS(SFB_FENTRY_UNDERSTUDY)
+};
 #define MAX_HOOK_PROGS ARRAY_SIZE(fexit_hooks)
 _Static_assert(ARRAY_SIZE(fentry_hooks) <= ARRAY_SIZE(fexit_hooks),
 	       "more fentry than fexit hooks");
@@ -103,6 +112,7 @@ struct opts {
 	int targets;		/* satfeed targets, the traced worker included */
 	const char *loader;
 	const char *ctl;
+	const char *understudy;	/* satfeed-loader --understudy, NULL: its default */
 	char root[128];
 	const char *results;
 	const char *raw;
@@ -135,10 +145,11 @@ struct pstat {
 };
 
 /* the programs of one class (enter or exit) of a configuration: one in
- * tp_btf mode and for bpftrace, one per hook in fentry mode */
+ * tp_btf mode and for bpftrace, one per hook in fentry mode; satfeed's
+ * understudies, when it runs with them, join their primaries' class */
 struct progset {
 	int n;
-	int fd[MAX_HOOK_PROGS];
+	int fd[2 * MAX_HOOK_PROGS];
 };
 
 #define MAX_MAPS 32

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * sf_engine.c - the engine's programs per attach mode, and their attach
+ * order (sf_engine.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "satfeed.h"
+#include "sf_common.h"
+#include "sf_engine.h"
+
+#define SF_HOOK_FEXIT(name, NAME, family, fd)				\
+	{ SATFEED_FEXIT_PROG_NAME(name), SATFEED_FEXIT_UNDERSTUDY_NAME(name), \
+	  #name, SATFEED_HOOK_FEXIT + SATFEED_SC_##NAME,		\
+	  SATFEED_ATTACH_FENTRY },
+#define SF_HOOK_FENTRY(name, NAME, family, fd)				\
+	{ SATFEED_FENTRY_PROG_NAME(name),				\
+	  SATFEED_FENTRY_UNDERSTUDY_NAME(name), #name,			\
+	  SATFEED_HOOK_FENTRY + SATFEED_SC_##NAME, SATFEED_ATTACH_FENTRY },
+const struct sf_hook sf_hooks[] = {
+	{ "sf_sys_enter", "sf_sys_enter_u", NULL, SATFEED_HOOK_SYS_ENTER,
+	  SATFEED_ATTACH_TP_BTF },
+	{ "sf_sys_exit", "sf_sys_exit_u", NULL, SATFEED_HOOK_SYS_EXIT,
+	  SATFEED_ATTACH_TP_BTF },
+	SATFEED_SYSCALLS(SF_HOOK_FEXIT)
+	SATFEED_WAIT_SYSCALLS(SF_HOOK_FENTRY)
+};
+#undef SF_HOOK_FEXIT
+#undef SF_HOOK_FENTRY
+const int sf_nr_hooks = sizeof(sf_hooks) / sizeof(sf_hooks[0]);
+
+static const struct sf_hook *hook_of(const char *name, bool *understudy)
+{
+	for (int i = 0; i < sf_nr_hooks; i++) {
+		if (!strcmp(name, sf_hooks[i].primary)) {
+			*understudy = false;
+			return &sf_hooks[i];
+		}
+		if (!strcmp(name, sf_hooks[i].understudy)) {
+			*understudy = true;
+			return &sf_hooks[i];
+		}
+	}
+	return NULL;
+}
+
+bool sf_engine_is_understudy(const char *name)
+{
+	bool understudy = false;
+
+	return hook_of(name, &understudy) && understudy;
+}
+
+int sf_engine_select(struct bpf_object *obj, __u32 mode, bool understudies,
+		     char *why, size_t len)
+{
+	struct bpf_program *prog;
+	char fn[64];
+	int err;
+
+	bpf_object__for_each_program(prog, obj) {
+		const char *name = bpf_program__name(prog);
+		const struct sf_hook *h;
+		bool understudy, on;
+
+		h = hook_of(name, &understudy);
+		if (!h)		/* every mode runs it (sf_proc_exit) */
+			continue;
+		on = h->mode == mode && (!understudy || understudies);
+		err = bpf_program__set_autoload(prog, on);
+		if (err) {
+			snprintf(why, len, "cannot select %s: %s", name,
+				 strerror(-err));
+			return err;
+		}
+		if (!on || !h->syscall)
+			continue;
+		snprintf(fn, sizeof(fn), "%s%s", SATFEED_SYSCALL_PREFIX,
+			 h->syscall);
+		err = bpf_program__set_attach_target(prog, 0, fn);
+		if (err) {
+			snprintf(why, len, "no attach target %s: %s", fn,
+				 strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A tracepoint calls its probes in the order they were attached; a BPF
+ * trampoline calls its fentry (fexit) programs newest first.  For each
+ * event the primary must run before its understudy, which takes the
+ * receipt the primary leaves (bpf/satfeed_engine.bpf.h).
+ */
+int sf_engine_attach(struct bpf_object_skeleton *s, __u32 mode, char *why,
+		     size_t len)
+{
+	bool understudies_first = mode == SATFEED_ATTACH_FENTRY;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < s->prog_cnt; i++) {
+			struct bpf_program *prog = *s->progs[i].prog;
+			const char *name = bpf_program__name(prog);
+			struct bpf_link *link;
+			bool first;
+			int err;
+
+			if (!bpf_program__autoload(prog) || *s->progs[i].link)
+				continue;
+			first = sf_engine_is_understudy(name) ==
+				understudies_first;
+			if (first != (pass == 0))
+				continue;
+			link = bpf_program__attach(prog);
+			if (!link) {
+				err = -errno;
+				snprintf(why, len, "cannot attach %s (%s mode): %s",
+					 name, sf_attach_name(mode),
+					 strerror(-err));
+				return err;
+			}
+			*s->progs[i].link = link;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * sf_engine.h - which of the engine's programs run, and in which order they
+ * are attached, for one attach mode with or without understudies.
+ *
+ * satfeed-loader and the kernel tests start the engine through these calls,
+ * so a test runs exactly the programs a load would:
+ *
+ *	skel = satfeed_bpf__open_opts(...);	// set rodata, and
+ *	skel->rodata->with_understudies = understudies;
+ *	err = sf_engine_select(skel->obj, mode, understudies, why, len);
+ *	err = err ?: satfeed_bpf__load(skel);
+ *	err = err ?: sf_engine_attach(skel->skeleton, mode, why, len);
+ *
+ * An understudy must run after its primary for the same event (see
+ * sf_engine_attach), which is why the skeleton's own attach is not used.
+ */
+#ifndef __SF_ENGINE_H
+#define __SF_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+struct bpf_object;
+struct bpf_object_skeleton;
+
+/* A program that can be preempted, and its understudy. */
+struct sf_hook {
+	const char *primary;	/* program (and pin) name */
+	const char *understudy;	/* its understudy's name */
+	const char *syscall;	/* fentry mode: the syscall it attaches to */
+	__u32 hook;		/* enum satfeed_hook */
+	__u32 mode;		/* enum satfeed_attach */
+};
+
+extern const struct sf_hook sf_hooks[];
+extern const int sf_nr_hooks;
+
+/*
+ * Set which programs of the engine object load: those of attach mode
+ * `mode` (enum satfeed_attach), their understudies when `understudies`,
+ * and the programs every mode runs; and point the fentry mode's programs
+ * at their syscalls.  Call between open and load.  0 or -errno with *why.
+ */
+int sf_engine_select(struct bpf_object *obj, __u32 mode, bool understudies,
+		     char *why, size_t len);
+
+/*
+ * Attach every loaded program of the skeleton, each understudy so that it
+ * runs after its primary on their common hook, and store the links in the
+ * skeleton (its destroy releases them).  0 or -errno with *why.
+ */
+int sf_engine_attach(struct bpf_object_skeleton *s, __u32 mode, char *why,
+		     size_t len);
+
+/* Is name an understudy's? */
+bool sf_engine_is_understudy(const char *name);
+
+#endif /* __SF_ENGINE_H */
