@@ -24,7 +24,7 @@
 #include "sf_progstats.h"
 #include "sf_target.h"
 
-#define MAX_PROGS 16
+#define MAX_PROGS SF_PROG_STATS_MAX
 /* the longest name in a label: a program's pin name */
 #define LABEL_NAME_MAX sizeof(((struct sf_prog_stats *)0)->name)
 
