@@ -5,8 +5,10 @@
  * Opens the pins only (no skeleton, no program loading), through libsatfeed
  * (tools/lib): every pin's shape is checked before it is read, streams are
  * read under the engine's spin lock so every window printed is whole, and
- * add/remove run the target protocol under the pin root's lock.  This file
- * is the command line and the output formats.
+ * add/remove run the target protocol under the pin root's lock.  Every
+ * command holds that lock while it runs, shared to read (one consistent
+ * snapshot of the table) and exclusive to change it.  This file is the
+ * command line and the output formats.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,10 +18,14 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "sf_check.h"
 #include "sf_common.h"
 #include "sf_pins.h"
+#include "sf_root.h"
 #include "sf_target.h"
 #include "sf_escape.h"
 
@@ -45,7 +51,7 @@ static const char usage[] =
 "        read/readv/write/writev count only on sockets; 'send'/'recv' mean\n"
 "        sendto/recvfrom (that is what libc's send()/recv() call).\n"
 "  remove --pid PID | --cgroup DIR | --all\n"
-"        stop watching; its windows are discarded.\n"
+"        stop watching; its windows are discarded.  Give one of the three.\n"
 "  targets [--json]\n"
 "        list the watched targets.\n"
 "  show [--json] [--pid PID | --cgroup DIR]\n"
@@ -53,6 +59,20 @@ static const char usage[] =
 "  watch [--interval SECONDS] [--count N]\n"
 "        refresh a view every SECONDS (default 1): one line per target and\n"
 "        stream, with the trend of the last 8 windows; Ctrl-C ends it.\n"
+"  check [--repair]\n"
+"        check that nothing is half done: no load or unload left in\n"
+"        ROOTNAME~swap by a killed satfeed-loader, a whole engine at ROOT,\n"
+"        and a target table whose active targets each have their index\n"
+"        entry, streams and config byte, with no entry pointing nowhere and\n"
+"        no exited process listed active.  Each problem is one line; exit 0\n"
+"        when there is none (or --repair put each right), 1 otherwise.\n"
+"        add and remove repair the same things first, under the lock.\n"
+"\n"
+"LOCKING\n"
+"  Every command holds an flock of ROOT's parent directory (shared to read,\n"
+"  exclusive to change), as satfeed-loader does: a change is never seen\n"
+"  half done, and a kill -9 at any point leaves nothing visible that the\n"
+"  next change (or check --repair) does not sweep up.\n"
 "\n"
 "OPTIONS\n"
 "  -b, --bpffs DIR   pin root of the engine (default " SATFEED_DEFAULT_ROOT ")\n"
@@ -82,6 +102,8 @@ struct args {
 	struct sf_selector sel;	/* --pid / --cgroup; FREE with --all */
 	bool all;		/* --all */
 	bool json;		/* --json */
+	bool repair;		/* --repair */
+	const char *root;	/* --bpffs */
 	__u32 sc_mask;		/* syscalls that count (add) */
 	double interval;	/* --interval, seconds */
 	long count;		/* --count, 0: until interrupted */
@@ -149,7 +171,6 @@ static int cmd_remove(struct sf_pins *p, const struct args *a)
 	char why[512];
 	int n, err;
 
-	/* --all wins over a --pid or --cgroup given with it */
 	err = sf_target_remove(p, a->all ? &every : &a->sel, &n, why,
 			       sizeof(why));
 	if (err)
@@ -461,6 +482,19 @@ static int cmd_watch(struct sf_pins *p, const struct args *a)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	for (long i = 0; !stop && (count <= 0 || i < count); i++) {
+		char why[512];
+		int lockfd;
+
+		/* each view one snapshot, of the engine pinned now */
+		lockfd = sf_root_lock(a->root, LOCK_SH);
+		if (lockfd >= 0 && !sf_pins_current(p)) {
+			sf_pins_close(p);
+			err = sf_pins_open(p, a->root, why, sizeof(why));
+			if (err) {
+				close(lockfd);
+				return fail(err, "%s", why);
+			}
+		}
 		if (isatty(STDOUT_FILENO))
 			printf("\033[H\033[2J");
 		printf("satfeed %s, window %u samples — %s\n",
@@ -468,6 +502,8 @@ static int cmd_watch(struct sf_pins *p, const struct args *a)
 		       p->info.window_samples, p->root);
 		err = show(p, &all, false, true);
 		fflush(stdout);
+		if (lockfd >= 0)
+			close(lockfd);
 		if (err)
 			break;
 		if (count <= 0 || i + 1 < count)
@@ -476,12 +512,94 @@ static int cmd_watch(struct sf_pins *p, const struct args *a)
 	return err;
 }
 
+/* ---- consistency ---- */
+
+/* A load or unload that was killed left its swap directory. */
+static void check_swap(const struct args *a, int *found, int *repaired)
+{
+	char swap[PATH_MAX], why[PATH_MAX + 256];
+	struct stat st;
+	int removed, err;
+
+	if (sf_root_swap_path(a->root, swap, sizeof(swap)) ||
+	    lstat(swap, &st))
+		return;
+	(*found)++;
+	printf("%s: left by a killed load or unload (nothing in it is live)",
+	       swap);
+	if (!a->repair) {
+		putchar('\n');
+		return;
+	}
+	fflush(stdout);
+	err = sf_root_retire_swap(a->root, PROG, &removed, why, sizeof(why));
+	if (!err || err == -ENOTEMPTY) {
+		(*repaired)++;
+		printf("; repaired: removed %d pins\n", removed);
+	} else {
+		printf("; not repaired: %s\n", why);
+	}
+}
+
+static int cmd_check(struct sf_pins *unused, const struct args *a)
+{
+	char why[PATH_MAX + 256];
+	int lockfd, found = 0, repaired = 0, f = 0, r = 0, err;
+	struct sf_pins p;
+
+	lockfd = sf_root_lock(a->root, a->repair ? LOCK_EX : LOCK_SH);
+	if (lockfd == -ENOENT)
+		return fail(SF_EXIT_NOT_LOADED, "satfeed is not loaded (no %s)",
+			    a->root);
+	if (lockfd < 0)
+		return fail(lockfd == -EACCES ? SF_EXIT_PERM : SF_EXIT_ERROR,
+			    "cannot lock %s: %s", a->root, strerror(-lockfd));
+	check_swap(a, &found, &repaired);
+	err = sf_root_complete(a->root, why, sizeof(why));
+	if (err == -ENOENT && !found) {
+		close(lockfd);
+		return fail(SF_EXIT_NOT_LOADED, "satfeed is not loaded (no %s)",
+			    a->root);
+	} else if (err == -ENOENT) {
+		/* nothing more to check */
+	} else if (err) {
+		found++;
+		printf("%s; 'satfeed-loader --replace load' puts a whole engine there\n",
+		       why);
+	} else {
+		/* the lock is held already: the pins are opened plainly */
+		err = sf_pins_open(&p, a->root, why, sizeof(why));
+		if (err) {
+			close(lockfd);
+			return fail(err, "%s", why);
+		}
+		err = sf_table_check(&p, a->repair, stdout, &f, &r);
+		sf_pins_close(&p);
+		if (err)
+			printf("cannot check the target table: %s\n",
+			       strerror(-err));
+		found += f + !!err;
+		repaired += r;
+	}
+	close(lockfd);
+	if (!found)
+		printf("%s: consistent\n", a->root);
+	else
+		printf("%s: %d problem%s found, %d repaired\n", a->root, found,
+		       found == 1 ? "" : "s", repaired);
+	return found == repaired ? SF_EXIT_OK : SF_EXIT_ERROR;
+}
+
 /* ---- the command table ---- */
 
 enum cmd_flags {
 	CMD_TARGET = 1 << 0,	/* needs --pid or --cgroup */
 	CMD_ALL = 1 << 1,	/* ... or --all */
 	CMD_FAMILIES = 1 << 2,	/* takes --send, --recv, --poll */
+	CMD_WRITE = 1 << 3,	/* changes the table: the lock exclusively */
+	CMD_OWN_LOCK = 1 << 4,	/* locks and opens the pins itself */
+	CMD_REPAIR = 1 << 5,	/* takes --repair */
+	CMD_EACH_VIEW = 1 << 6,	/* locks for each view it shows */
 };
 
 struct cmd {
@@ -491,11 +609,12 @@ struct cmd {
 };
 
 static const struct cmd cmds[] = {
-	{ "add", cmd_add, CMD_TARGET | CMD_FAMILIES },
-	{ "remove", cmd_remove, CMD_TARGET | CMD_ALL },
+	{ "add", cmd_add, CMD_TARGET | CMD_FAMILIES | CMD_WRITE },
+	{ "remove", cmd_remove, CMD_TARGET | CMD_ALL | CMD_WRITE },
 	{ "targets", cmd_targets, 0 },
 	{ "show", cmd_show, 0 },
-	{ "watch", cmd_watch, 0 },
+	{ "watch", cmd_watch, CMD_EACH_VIEW },
+	{ "check", cmd_check, CMD_OWN_LOCK | CMD_REPAIR },
 };
 
 #define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))
@@ -529,6 +648,7 @@ static const struct option long_opts[] = {
 	{ "poll", required_argument, NULL, 'P' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "all", no_argument, NULL, 'a' },
+	{ "repair", no_argument, NULL, 'r' },
 	{ "interval", required_argument, NULL, 'i' },
 	{ "count", required_argument, NULL, 'n' },
 	{ "help", no_argument, NULL, 'h' },
@@ -586,6 +706,11 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 		case 'a':
 			a->all = true;
 			break;
+		case 'r':
+			if (!(c->flags & CMD_REPAIR))
+				return fail(SF_EXIT_USAGE, "--repair only applies to check");
+			a->repair = true;
+			break;
 		case 'i':
 			a->interval = strtod(optarg, &end);
 			if (*end ||
@@ -610,6 +735,10 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 	if (optind < argc)
 		return fail(SF_EXIT_USAGE, "unexpected argument '%s'",
 			    argv[optind]);
+	if (a->all && !(c->flags & CMD_ALL))
+		return fail(SF_EXIT_USAGE, "--all only applies to remove");
+	if (a->all && a->sel.kind)
+		return fail(SF_EXIT_USAGE, "give --pid, --cgroup or --all, not more than one");
 	if ((c->flags & CMD_TARGET) && !a->sel.kind &&
 	    !(a->all && (c->flags & CMD_ALL)))
 		return fail(SF_EXIT_USAGE, "%s needs --pid PID or --cgroup DIR",
@@ -655,11 +784,18 @@ int main(int argc, char **argv)
 		return fail(SF_EXIT_USAGE, "unknown command '%s'; see --help",
 			    argv[optind]);
 	optind++;
+	a.root = root;
 	err = parse_args(argc, argv, c, &a);
 	if (err >= 0)
 		return err;
 
-	err = sf_pins_open(&pins, root, why, sizeof(why));
+	if (c->flags & CMD_OWN_LOCK)
+		return c->func(NULL, &a);
+	if (c->flags & CMD_EACH_VIEW)
+		err = sf_pins_open(&pins, root, why, sizeof(why));
+	else
+		err = sf_pins_open_locked(&pins, root, c->flags & CMD_WRITE ?
+					  LOCK_EX : LOCK_SH, why, sizeof(why));
 	if (err)
 		return fail(err, "%s", why);
 	err = c->func(&pins, &a);
