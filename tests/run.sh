@@ -15,6 +15,7 @@ suites=(
 	"bash tests/e2e/test_tools.sh"
 	"bash tests/e2e/test_cli.sh"
 	"bash tests/e2e/test_hardening.sh"
+	"bash tests/e2e/test_faults.sh"
 	"bash tests/e2e/test_e2e.sh"
 	"bash tests/bench/bench.sh --quick"
 	"bash tests/bench/bench_paper.sh --quick"
