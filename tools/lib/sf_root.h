@@ -16,11 +16,12 @@
  * A load pins everything into PARENT/ROOTNAME~swap (bpffs refuses dots in
  * names) and renames that over ROOT in one step (an exchange when ROOT
  * exists: bpffs supports RENAME_EXCHANGE), so ROOT is always either absent
- * or a complete, attached engine.  An unload renames ROOT to the swap name and unpins it there.  The
- * swap directory only ever holds something while its maker holds the lock;
- * whoever takes the lock and finds it non-empty found what a killed command
- * left, which is not live, and retires it: entries that are not satfeed's go
- * (back) to ROOT, satfeed's pins are removed.
+ * or a complete, attached engine.  An unload renames ROOT to the swap name
+ * and unpins it there.  The swap directory only ever holds something while
+ * its maker holds the lock; whoever takes the lock and finds it non-empty
+ * found what a killed command left, which is not live, and retires it:
+ * entries that are not satfeed's go (back) to ROOT, satfeed's pins are
+ * removed.
  */
 #ifndef __SF_ROOT_H
 #define __SF_ROOT_H
