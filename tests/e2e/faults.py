@@ -244,17 +244,19 @@ def kill_ctl():
 
 
 def walk_ctl():
-    """kill -9 add, then remove, before each of their bpf() calls in turn."""
+    """kill -9 add, then remove, before each of their bpf() calls in turn
+    (every SF_FAULTS_CTL_STRIDE-th, from a random first one)."""
+    stride = int(os.environ.get("SF_FAULTS_CTL_STRIDE", "1"))
     pool = sleepers(3)
     try:
         for add in (True, False):
-            for k in range(1, 1000):
+            for k in range(rng.randrange(1, stride + 1), 1000, stride):
                 pid = pool[k % len(pool)].pid
                 if (pid in watched()) == add:
                     ctl("remove" if add else "add", "--pid", str(pid))
                 if not kill_before(ctl_argv(add, pid), "bpf", k):
-                    note("%s: %d bpf() calls" % ("add" if add else "remove",
-                                                 k - 1))
+                    note("%s: fewer than %d bpf() calls" %
+                         ("add" if add else "remove", k))
                     break
                 count("killed")
                 if after_fault("%s --pid %d killed before bpf() call %d" %

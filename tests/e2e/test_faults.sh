@@ -152,6 +152,8 @@ sf_log "--- kill -9 at random points and before each call ---"
 ASSERT_OK "load" L load
 faults "kill -9 of satfeedctl add/remove at random" kill-ctl \
 	"$(iters 80 1000)" killed\>=40
+export SF_FAULTS_CTL_STRIDE
+SF_FAULTS_CTL_STRIDE=$(iters 2 1)
 faults "kill -9 of satfeedctl add/remove before each bpf() call" walk-ctl 0 \
 	killed\>=100 leftover\>=1
 faults "targets under add/remove churn" churn "$(iters 20 300)" \
