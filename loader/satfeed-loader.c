@@ -8,7 +8,15 @@
  * pinned before it returns: /sys/fs/bpf is left as it was found.  Both touch
  * only a root that nobody but root can write to, never follow a symlink, and
  * report anything else they find there (sf_saferoot.h).
+ *
+ * Both hold the root lock for their whole run and go through the swap
+ * directory (sf_root.h): a load pins into it and renames it over the root as
+ * its last step, carrying a replaced engine's targets over first; an unload
+ * renames the root away first.  So the root is always either absent or a
+ * whole, attached engine, whenever either is killed, and two loads never
+ * meet: the second finds the first's engine and says so.
  */
+#define _GNU_SOURCE
 #include <argp.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +24,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -26,9 +35,12 @@
 #include <bpf/libbpf.h>
 #include "sf_common.h"
 #include "sf_engine.h"
+#include "sf_pins.h"
 #include "sf_preempt.h"
-#include "sf_saferoot.h"
 #include "sf_progstats.h"
+#include "sf_root.h"
+#include "sf_saferoot.h"
+#include "sf_target.h"
 #include "satfeed.skel.h"
 
 #define PROG "satfeed-loader"
@@ -56,11 +68,23 @@ static const char doc[] =
 "  load     load the engine, attach it to the syscall hooks and pin its maps,\n"
 "           programs and links under ROOT, then exit: the engine keeps\n"
 "           running.  Refused if ROOT already holds a load, unless --replace.\n"
+"           Everything is pinned into ROOTNAME~swap next to ROOT and renamed\n"
+"           into place in one step, so ROOT is never half loaded.  --replace\n"
+"           loads the new engine, re-adds each active target of the old one\n"
+"           with its syscalls, and only then swaps it in (RENAME_EXCHANGE):\n"
+"           a replace that fails leaves the old engine running.\n"
 "  unload   remove every pin load made under ROOT; this detaches the engine.\n"
 "  check    report what the running kernel supports and which attach mode\n"
 "           load would use, and for an engine pinned under ROOT the runs of\n"
 "           each of its programs the kernel skipped since load (recursion\n"
 "           misses: events missing from the windows).  Pins nothing.\n"
+"\n"
+"LOCKING AND CRASHES\n"
+"  load and unload hold an flock of ROOT's parent directory, which\n"
+"  satfeedctl takes too: one change at a time, and a load that waited finds\n"
+"  the winner's engine (exit 8).  What a killed load or unload leaves in\n"
+"  ROOTNAME~swap is never live; the next load, unload, satfeedctl add or\n"
+"  remove, or 'satfeedctl check --repair' removes it.\n"
 "\n"
 "ATTACH MODES (cheapest first; auto picks the first that loads and attaches)\n"
 "  fentry   fentry/fexit on the traced syscalls' entry points: only those\n"
@@ -103,7 +127,8 @@ static const struct argp_option opts[] = {
 	  "samples per window, a power of two from 2 to 65536 (default 2048)",
 	  0 },
 	{ "replace", 'r', NULL, 0,
-	  "load: replace an existing load (its targets are dropped)", 0 },
+	  "load: replace an existing load, carrying its active targets over "
+	  "(their windows start afresh)", 0 },
 	{ "btf", 'B', "FILE", 0,
 	  "kernel BTF to use instead of /sys/kernel/btf/vmlinux", 0 },
 	{ "verbose", 'v', NULL, 0, "print libbpf's debug output", 0 },
@@ -194,19 +219,15 @@ static void die_msg(const char *fmt, ...)
 
 /* ---- pins ---- */
 
-/* links first: removing them detaches the engine before anything else goes */
-static const struct sf_pin_dir engine_layout[] = {
-	{ SATFEED_PIN_LINKS, sf_engine_prog_name },
-	{ SATFEED_PIN_PROGS, sf_engine_prog_name },
-	{ NULL, sf_engine_map_name },
-};
+/* where a load pins, before it is renamed into place (sf_root.h) */
+static char swap_path[PATH_MAX];
 
 static void pin_path(char *buf, size_t len, const char *sub, const char *name)
 {
 	if (sub)
-		snprintf(buf, len, "%s/%s/%s", env.root, sub, name);
+		snprintf(buf, len, "%s/%s/%s", swap_path, sub, name);
 	else
-		snprintf(buf, len, "%s/%s", env.root, name);
+		snprintf(buf, len, "%s/%s", swap_path, name);
 }
 
 /*
@@ -225,23 +246,19 @@ static int open_root(struct sf_saferoot *r)
 }
 
 /*
- * Remove every pin a load makes under ROOT, and nothing else.  Returns 0
- * when ROOT is gone, -ENOENT when there was none, -ENOTEMPTY when it was
- * left in place for entries that are not satfeed's (each reported), another
- * -errno when ROOT cannot be trusted or a pin of satfeed's was not removed.
+ * Remove what is in the swap directory: this load's pins after a failure, a
+ * replaced or unloaded engine, or what a killed run left.  Returns 0 when
+ * nothing is left there, -ENOTEMPTY when foreign entries went back to ROOT
+ * (reported), another -errno after saying why.
  */
-static int unpin_all(int *removed)
+static int retire_swap(int *removed)
 {
-	struct sf_saferoot r;
+	char why[PATH_MAX + 256] = "";
 	int err;
 
-	*removed = 0;
-	err = open_root(&r);
-	if (err)
-		return err;
-	err = sf_saferoot_unpin(&r, engine_layout, ARRAY_LEN(engine_layout));
-	*removed = r.removed;
-	sf_saferoot_close(&r);
+	err = sf_root_retire_swap(env.root, PROG, removed, why, sizeof(why));
+	if (err && err != -ENOTEMPTY && why[0])
+		die_msg("%s", why);
 	return err;
 }
 
@@ -262,24 +279,49 @@ static int make_pin_dir(int root_fd, const char *sub)
 	return -ENOTDIR;
 }
 
+/*
+ * Can a load be swapped in for what ROOT holds?  Its progs/ and links/ must
+ * be directories, where whatever else is there can be carried over.
+ */
+static int check_pin_dirs(int root_fd)
+{
+	static const char *const subs[] = { SATFEED_PIN_PROGS,
+					    SATFEED_PIN_LINKS };
+	struct stat st;
+
+	for (size_t i = 0; i < ARRAY_LEN(subs); i++) {
+		if (fstatat(root_fd, subs[i], &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		if (!S_ISDIR(st.st_mode)) {
+			die_msg("%s/%s is not a directory satfeed made",
+				env.root, subs[i]);
+			return -ENOTDIR;
+		}
+	}
+	return 0;
+}
+
+/* Pin the engine's maps, programs and links into a new swap directory. */
 static int pin_everything(struct satfeed_bpf *skel)
 {
 	char path[PATH_MAX];
 	struct bpf_program *prog;
-	struct sf_saferoot root;
+	struct sf_saferoot swap;
+	char why[PATH_MAX + 128];
 	struct bpf_map *map;
 	int err;
 
-	if (mkdir(env.root, 0700) && errno != EEXIST)
+	if (mkdir(swap_path, 0700))
 		return -errno;
-	/* pin only into a root nobody else can have planted anything in */
-	err = open_root(&root);
-	if (err)
+	err = sf_saferoot_open(&swap, PROG, swap_path, why, sizeof(why));
+	if (err) {
+		die_msg("%s", why);
 		return err;
-	err = make_pin_dir(root.fd, SATFEED_PIN_PROGS);
+	}
+	err = make_pin_dir(swap.fd, SATFEED_PIN_PROGS);
 	if (!err)
-		err = make_pin_dir(root.fd, SATFEED_PIN_LINKS);
-	sf_saferoot_close(&root);
+		err = make_pin_dir(swap.fd, SATFEED_PIN_LINKS);
+	sf_saferoot_close(&swap);
 	if (err)
 		return err;
 	bpf_object__for_each_map(map, skel->obj) {
@@ -320,6 +362,74 @@ static int pin_everything(struct satfeed_bpf *skel)
 			return err;
 	}
 	return 0;
+}
+
+/*
+ * The last step of a load: the swap directory becomes ROOT in one rename.
+ * When ROOT exists they trade places, and the old one is then retired.
+ */
+static int swap_in(bool root_exists)
+{
+	if (!renameat2(AT_FDCWD, swap_path, AT_FDCWD, env.root,
+		       root_exists ? RENAME_EXCHANGE : RENAME_NOREPLACE))
+		return 0;
+	die_msg("cannot rename %s to %s: %s", swap_path, env.root,
+		strerror(errno));
+	return -errno;
+}
+
+/*
+ * Re-add each active target of the engine at ROOT to the new one, with its
+ * syscalls.  *carried and *dropped count them; each one dropped is said.
+ */
+static void carry_targets(struct satfeed_bpf *skel, int *carried,
+			  int *dropped)
+{
+	struct sf_pins old, new;
+	char why[512];
+	int err;
+
+	*carried = *dropped = 0;
+	err = sf_pins_open(&old, env.root, why, sizeof(why));
+	if (err) {
+		die_msg("the targets of the engine being replaced cannot be read (%s): none are carried over",
+			why);
+		return;
+	}
+	err = sf_pins_from_object(&new, skel->obj, why, sizeof(why));
+	if (err) {
+		die_msg("%s: no targets are carried over", why);
+		goto close_old;
+	}
+	for (__u32 slot = 0; slot < old.info.max_targets; slot++) {
+		struct sf_selector sel = {};
+		struct satfeed_target t;
+
+		if (sf_target_read(&old, slot, &t) ||
+		    t.kind == SATFEED_TARGET_FREE)
+			continue;
+		if (sf_target_gone(&t)) {
+			(*dropped)++;	/* its process exited */
+			continue;
+		}
+		sel.kind = t.kind;
+		sel.id = t.id;
+		sel.level = t.level;
+		memcpy(sel.path, t.path, sizeof(sel.path));
+		err = sf_target_add(&new, &sel, t.sc_mask, NULL, why,
+				    sizeof(why));
+		if (err) {
+			die_msg("dropped target %s %llu: %s",
+				t.kind == SATFEED_TARGET_PID ? "pid" : "cgroup",
+				(unsigned long long)t.id, why);
+			(*dropped)++;
+			continue;
+		}
+		(*carried)++;
+	}
+	sf_pins_close(&new);
+close_old:
+	sf_pins_close(&old);
 }
 
 /* ---- engine ---- */
@@ -455,10 +565,10 @@ static int cmd_load(void)
 				       SATFEED_ATTACH_TP_BTF };
 	struct satfeed_bpf *skel = NULL;
 	char why[512] = "", first[512] = "", uwhy[512];
-	bool existing, understudies = false;
+	int err, lockfd, removed, carried = 0, dropped = 0;
+	bool existing, root_exists, understudies = false;
 	struct sf_saferoot root;
 	struct sf_preempt pre;
-	int err, removed;
 	__u32 mode = 0;
 
 	if (!have_btf(why, sizeof(why))) {
@@ -469,17 +579,42 @@ static int cmd_load(void)
 		die_msg("%s", why);
 		return SF_EXIT_ERROR;
 	}
-	err = open_root(&root);
-	if (err && err != -ENOENT)
+	if (sf_root_swap_path(env.root, swap_path, sizeof(swap_path))) {
+		die_msg("%s: path too long", env.root);
+		return SF_EXIT_USAGE;
+	}
+	lockfd = sf_root_lock(env.root, LOCK_EX);
+	if (lockfd < 0) {
+		die_msg("cannot lock %s: %s", env.root, strerror(-lockfd));
 		return SF_EXIT_ERROR;
-	existing = !err && sf_saferoot_holds(&root, engine_layout,
-					     ARRAY_LEN(engine_layout));
-	if (!err)
+	}
+	/* what a killed load or unload left: never live, retired first */
+	retire_swap(&removed);
+	err = SF_EXIT_ERROR;
+	if (!access(swap_path, F_OK)) {
+		die_msg("%s is left from an earlier load and cannot be removed",
+			swap_path);
+		goto unlock;
+	}
+	if (open_root(&root) == -ENOENT) {
+		root_exists = existing = false;
+	} else if (root.fd >= 0) {
+		root_exists = true;
+		existing = sf_saferoot_holds(&root, sf_engine_layout,
+					     SF_ENGINE_LAYOUT_LEN);
+		err = check_pin_dirs(root.fd) ? SF_EXIT_ERROR : SF_EXIT_OK;
 		sf_saferoot_close(&root);
+		if (err)
+			goto unlock;
+	} else {
+		err = SF_EXIT_ERROR;
+		goto unlock;
+	}
 	if (existing && !env.replace) {
 		die_msg("satfeed is already loaded at %s (use --replace, or 'unload' first)",
 			env.root);
-		return SF_EXIT_EXISTS;
+		err = SF_EXIT_EXISTS;
+		goto unlock;
 	}
 
 	err = -ENOENT;
@@ -504,7 +639,8 @@ static int cmd_load(void)
 		if (!env.attach && strcmp(first, why))
 			die_msg("%s", why);
 		/* as root, EPERM is the kernel's policy, not the caller's */
-		return SF_EXIT_ERROR;
+		err = SF_EXIT_ERROR;
+		goto unlock;
 	}
 	err = write_info(skel, mode);
 	if (err) {
@@ -512,47 +648,91 @@ static int cmd_load(void)
 			strerror(-err));
 		goto destroy;
 	}
-	/* the new engine runs; only now take the old one down */
-	if (existing) {
-		err = unpin_all(&removed);
-		if (err && err != -ENOTEMPTY) {
-			die_msg("cannot replace the load at %s", env.root);
-			goto destroy;
-		}
-	}
+	/* the new engine runs; the old one keeps running until the swap */
+	if (existing)
+		carry_targets(skel, &carried, &dropped);
 	err = pin_everything(skel);
+	if (!err)
+		err = swap_in(root_exists);
 	if (err) {
 		die_msg("cannot pin under %s: %s", env.root, strerror(-err));
-		unpin_all(&removed);
+		retire_swap(&removed);
 		goto destroy;
 	}
 	printf("satfeed loaded: attach %s, window %u samples, understudies %s, pinned at %s\n",
 	       sf_attach_name(mode), 1U << env.window_shift,
 	       understudies ? "on" : "off", env.root);
+	if (existing)
+		printf("replaced the engine that was there: carried %d target%s over, dropped %d\n",
+		       carried, carried == 1 ? "" : "s", dropped);
+	/* the swap directory now holds what ROOT held: the old engine */
+	if (root_exists && retire_swap(&removed))
+		die_msg("what %s held is left in %s; the next satfeed command retires it",
+			env.root, swap_path);
 destroy:
 	satfeed_bpf__destroy(skel);
-	return err ? SF_EXIT_ERROR : SF_EXIT_OK;
+unlock:
+	close(lockfd);
+	return err ? (err > 0 ? err : SF_EXIT_ERROR) : SF_EXIT_OK;
 }
 
 static int cmd_unload(void)
 {
-	int err, removed;
+	int err, lockfd, removed = 0;
+	struct sf_saferoot root;
 
-	err = unpin_all(&removed);
-	if (err == -ENOENT) {
+	if (sf_root_swap_path(env.root, swap_path, sizeof(swap_path))) {
+		die_msg("%s: path too long", env.root);
+		return SF_EXIT_USAGE;
+	}
+	lockfd = sf_root_lock(env.root, LOCK_EX);
+	if (lockfd == -ENOENT) {
 		die_msg("satfeed is not loaded (no %s)", env.root);
 		return SF_EXIT_NOT_LOADED;
 	}
+	if (lockfd < 0) {
+		die_msg("cannot lock %s: %s", env.root, strerror(-lockfd));
+		return lockfd == -EACCES ? SF_EXIT_PERM : SF_EXIT_ERROR;
+	}
+	/* what a killed load or unload left: never live, retired first */
+	retire_swap(&removed);
+	removed = 0;
+	err = open_root(&root);
+	if (err == -ENOENT) {
+		die_msg("satfeed is not loaded (no %s)", env.root);
+		err = SF_EXIT_NOT_LOADED;
+		goto unlock;
+	}
+	if (err) {
+		err = err == -EACCES ? SF_EXIT_PERM : SF_EXIT_ERROR;
+		goto unlock;
+	}
+	/* gone from ROOT in one step: nobody sees it half unpinned */
+	err = renameat2(root.parent_fd, root.base, AT_FDCWD, swap_path,
+			RENAME_NOREPLACE) ? -errno : 0;
+	sf_saferoot_close(&root);
+	if (err) {
+		die_msg("cannot rename %s to %s: %s", env.root, swap_path,
+			strerror(-err));
+		err = SF_EXIT_ERROR;
+		goto unlock;
+	}
+	err = retire_swap(&removed);
 	if (err == -ENOTEMPTY) {
 		die_msg("removed %d pins; %s is left in place with the entries listed above, which satfeed did not pin",
 			removed, env.root);
-		return SF_EXIT_ERROR;
+		err = SF_EXIT_ERROR;
+		goto unlock;
 	}
-	if (err)
-		return err == -EACCES ? SF_EXIT_PERM : SF_EXIT_ERROR;
+	if (err) {
+		err = err == -EACCES ? SF_EXIT_PERM : SF_EXIT_ERROR;
+		goto unlock;
+	}
 	printf("satfeed unloaded: removed %d pins from %s\n", removed,
 	       env.root);
-	return SF_EXIT_OK;
+unlock:
+	close(lockfd);
+	return err;
 }
 
 /*

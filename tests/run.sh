@@ -17,6 +17,7 @@ suites=(
 	"bash tests/e2e/test_hardening.sh"
 	"bash tests/e2e/test_report.sh"
 	"bash tests/e2e/test_export.sh"
+	"bash tests/e2e/test_faults.sh"
 	"bash tests/e2e/test_e2e.sh"
 	"bash tests/bench/bench.sh --quick"
 	"bash tests/bench/bench_paper.sh --quick"

@@ -5,8 +5,10 @@
  * Opens the pins only (no skeleton, no program loading), through libsatfeed
  * (tools/lib): every pin's shape is checked before it is read, streams are
  * read under the engine's spin lock so every window printed is whole, and
- * add/remove run the target protocol under the pin root's lock.  This file
- * is the command line and the output formats.
+ * add/remove run the target protocol under the pin root's lock.  Every
+ * command holds that lock while it runs, shared to read (one consistent
+ * snapshot of the table) and exclusive to change it.  This file is the
+ * command line and the output formats.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,12 +18,16 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "sf_check.h"
 #include "sf_common.h"
 #include "sf_export.h"
 #include "sf_pins.h"
 #include "sf_progstats.h"
+#include "sf_root.h"
 #include "sf_target.h"
 #include "sf_escape.h"
 
@@ -47,8 +53,9 @@ static const char usage[] =
 "        read/readv/write/writev count only on sockets; 'send'/'recv' mean\n"
 "        sendto/recvfrom (that is what libc's send()/recv() call).\n"
 "  remove --pid PID | --cgroup DIR | --all\n"
-"        stop watching; its windows are discarded.  A removed cgroup\n"
-"        (shown gone) is named by the path its directory had.\n"
+"        stop watching; its windows are discarded.  Give one of the three.\n"
+"        A removed cgroup (shown gone) is named by the path its directory\n"
+"        had.\n"
 "  targets [--json]\n"
 "        list the watched targets.\n"
 "  show [--json] [--pid PID | --cgroup DIR]\n"
@@ -66,6 +73,20 @@ static const char usage[] =
 "        or localhost; one that is not loopback needs --allow-remote.\n"
 "        Port 0 picks a free port (printed).  Runs until SIGINT/SIGTERM;\n"
 "        while the engine is not loaded or not readable, satfeed_up is 0.\n"
+"  check [--repair]\n"
+"        check that nothing is half done: no load or unload left in\n"
+"        ROOTNAME~swap by a killed satfeed-loader, a whole engine at ROOT,\n"
+"        and a target table whose active targets each have their index\n"
+"        entry, streams and config byte, with no entry pointing nowhere and\n"
+"        no exited process listed active.  Each problem is one line; exit 0\n"
+"        when there is none (or --repair put each right), 1 otherwise.\n"
+"        add and remove repair the same things first, under the lock.\n"
+"\n"
+"LOCKING\n"
+"  Every command holds an flock of ROOT's parent directory (shared to read,\n"
+"  exclusive to change), as satfeed-loader does: a change is never seen\n"
+"  half done, and a kill -9 at any point leaves nothing visible that the\n"
+"  next change (or check --repair) does not sweep up.\n"
 "\n"
 "OPTIONS\n"
 "  -b, --bpffs DIR   pin root of the engine (default " SATFEED_DEFAULT_ROOT ")\n"
@@ -105,6 +126,7 @@ struct args {
 	const char *vanished;	/* --cgroup of a directory removed since */
 	bool all;		/* --all */
 	bool json;		/* --json */
+	bool repair;		/* --repair */
 	__u32 sc_mask;		/* syscalls that count (add) */
 	double interval;	/* --interval, seconds */
 	long count;		/* --count, 0: until interrupted */
@@ -213,7 +235,6 @@ static int cmd_remove(struct sf_pins *p, const struct args *a)
 	if (a->vanished && !a->all && find_vanished(p, a->vanished, &sel))
 		return fail(SF_EXIT_TARGET, "%s: no such directory, and no removed cgroup was watched there",
 			    a->vanished);
-	/* --all wins over a --pid or --cgroup given with it */
 	err = sf_target_remove(p, a->all ? &every : &sel, &n, why,
 			       sizeof(why));
 	if (err)
@@ -651,6 +672,19 @@ static int cmd_watch(struct sf_pins *p, const struct args *a)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	for (long i = 0; !stop && (count <= 0 || i < count); i++) {
+		char why[512];
+		int lockfd;
+
+		/* each view one snapshot, of the engine pinned now */
+		lockfd = sf_root_lock(a->root, LOCK_SH);
+		if (lockfd >= 0 && !sf_pins_current(p)) {
+			sf_pins_close(p);
+			err = sf_pins_open(p, a->root, why, sizeof(why));
+			if (err) {
+				close(lockfd);
+				return fail(err, "%s", why);
+			}
+		}
 		if (isatty(STDOUT_FILENO))
 			printf("\033[H\033[2J");
 		printf("satfeed %s, window %u samples — %s\n",
@@ -658,6 +692,8 @@ static int cmd_watch(struct sf_pins *p, const struct args *a)
 		       p->info.window_samples, p->root);
 		err = show(p, &all, false, logs);
 		fflush(stdout);
+		if (lockfd >= 0)
+			close(lockfd);
 		if (err)
 			break;
 		if (count <= 0 || i + 1 < count)
@@ -682,6 +718,84 @@ static int cmd_export(struct sf_pins *p, const struct args *a)
 	return sf_export_run(&o);
 }
 
+/* ---- consistency ---- */
+
+/* A load or unload that was killed left its swap directory. */
+static void check_swap(const struct args *a, int *found, int *repaired)
+{
+	char swap[PATH_MAX], why[PATH_MAX + 256];
+	struct stat st;
+	int removed, err;
+
+	if (sf_root_swap_path(a->root, swap, sizeof(swap)) ||
+	    lstat(swap, &st))
+		return;
+	(*found)++;
+	printf("%s: left by a killed load or unload (nothing in it is live)",
+	       swap);
+	if (!a->repair) {
+		putchar('\n');
+		return;
+	}
+	fflush(stdout);
+	err = sf_root_retire_swap(a->root, PROG, &removed, why, sizeof(why));
+	if (!err || err == -ENOTEMPTY) {
+		(*repaired)++;
+		printf("; repaired: removed %d pins\n", removed);
+	} else {
+		printf("; not repaired: %s\n", why);
+	}
+}
+
+static int cmd_check(struct sf_pins *unused, const struct args *a)
+{
+	char why[PATH_MAX + 256];
+	int lockfd, found = 0, repaired = 0, f = 0, r = 0, err;
+	struct sf_pins p;
+
+	lockfd = sf_root_lock(a->root, a->repair ? LOCK_EX : LOCK_SH);
+	if (lockfd == -ENOENT)
+		return fail(SF_EXIT_NOT_LOADED, "satfeed is not loaded (no %s)",
+			    a->root);
+	if (lockfd < 0)
+		return fail(lockfd == -EACCES ? SF_EXIT_PERM : SF_EXIT_ERROR,
+			    "cannot lock %s: %s", a->root, strerror(-lockfd));
+	check_swap(a, &found, &repaired);
+	err = sf_root_complete(a->root, why, sizeof(why));
+	if (err == -ENOENT && !found) {
+		close(lockfd);
+		return fail(SF_EXIT_NOT_LOADED, "satfeed is not loaded (no %s)",
+			    a->root);
+	} else if (err == -ENOENT) {
+		/* nothing more to check */
+	} else if (err) {
+		found++;
+		printf("%s; 'satfeed-loader --replace load' puts a whole engine there\n",
+		       why);
+	} else {
+		/* the lock is held already: the pins are opened plainly */
+		err = sf_pins_open(&p, a->root, why, sizeof(why));
+		if (err) {
+			close(lockfd);
+			return fail(err, "%s", why);
+		}
+		err = sf_table_check(&p, a->repair, stdout, &f, &r);
+		sf_pins_close(&p);
+		if (err)
+			printf("cannot check the target table: %s\n",
+			       strerror(-err));
+		found += f + !!err;
+		repaired += r;
+	}
+	close(lockfd);
+	if (!found)
+		printf("%s: consistent\n", a->root);
+	else
+		printf("%s: %d problem%s found, %d repaired\n", a->root, found,
+		       found == 1 ? "" : "s", repaired);
+	return found == repaired ? SF_EXIT_OK : SF_EXIT_ERROR;
+}
+
 /* ---- the command table ---- */
 
 enum cmd_flags {
@@ -691,6 +805,10 @@ enum cmd_flags {
 	CMD_EXPORT = 1 << 3,	/* takes --listen, --allow-remote, --textfile;
 				 * opens the pins itself, on every scrape */
 	CMD_VANISHED = 1 << 4,	/* --cgroup may name a removed directory */
+	CMD_WRITE = 1 << 5,	/* changes the table: the lock exclusively */
+	CMD_OWN_LOCK = 1 << 6,	/* locks and opens the pins itself */
+	CMD_REPAIR = 1 << 7,	/* takes --repair */
+	CMD_EACH_VIEW = 1 << 8,	/* locks for each view it shows */
 };
 
 struct cmd {
@@ -700,12 +818,13 @@ struct cmd {
 };
 
 static const struct cmd cmds[] = {
-	{ "add", cmd_add, CMD_TARGET | CMD_FAMILIES },
-	{ "remove", cmd_remove, CMD_TARGET | CMD_ALL | CMD_VANISHED },
+	{ "add", cmd_add, CMD_TARGET | CMD_FAMILIES | CMD_WRITE },
+	{ "remove", cmd_remove, CMD_TARGET | CMD_ALL | CMD_VANISHED | CMD_WRITE },
 	{ "targets", cmd_targets, 0 },
 	{ "show", cmd_show, 0 },
-	{ "watch", cmd_watch, 0 },
+	{ "watch", cmd_watch, CMD_EACH_VIEW },
 	{ "export", cmd_export, CMD_EXPORT },
+	{ "check", cmd_check, CMD_OWN_LOCK | CMD_REPAIR },
 };
 
 #define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))
@@ -739,10 +858,11 @@ static const struct option long_opts[] = {
 	{ "poll", required_argument, NULL, 'P' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "all", no_argument, NULL, 'a' },
+	{ "repair", no_argument, NULL, 'r' },
 	{ "interval", required_argument, NULL, 'i' },
 	{ "count", required_argument, NULL, 'n' },
 	{ "listen", required_argument, NULL, 'l' },
-	{ "allow-remote", no_argument, NULL, 'r' },
+	{ "allow-remote", no_argument, NULL, 'A' },
 	{ "textfile", required_argument, NULL, 't' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -800,6 +920,11 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 		case 'a':
 			a->all = true;
 			break;
+		case 'r':
+			if (!(c->flags & CMD_REPAIR))
+				return fail(SF_EXIT_USAGE, "--repair only applies to check");
+			a->repair = true;
+			break;
 		case 'i':
 			a->interval = strtod(optarg, &end);
 			if (*end ||
@@ -812,15 +937,15 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 				return fail(SF_EXIT_USAGE, "--count must be a positive integer");
 			break;
 		case 'l':
-		case 'r':
+		case 'A':
 		case 't':
 			if (!(c->flags & CMD_EXPORT))
 				return fail(SF_EXIT_USAGE, "--%s only applies to export",
 					    opt == 'l' ? "listen" :
-					    opt == 'r' ? "allow-remote" : "textfile");
+					    opt == 'A' ? "allow-remote" : "textfile");
 			if (opt == 'l')
 				a->listen = optarg;
-			else if (opt == 'r')
+			else if (opt == 'A')
 				a->allow_remote = true;
 			else
 				a->textfile = optarg;
@@ -838,6 +963,10 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 	if (optind < argc)
 		return fail(SF_EXIT_USAGE, "unexpected argument '%s'",
 			    argv[optind]);
+	if (a->all && !(c->flags & CMD_ALL))
+		return fail(SF_EXIT_USAGE, "--all only applies to remove");
+	if (a->all && a->sel.kind)
+		return fail(SF_EXIT_USAGE, "give --pid, --cgroup or --all, not more than one");
 	if ((c->flags & CMD_TARGET) && !a->sel.kind &&
 	    !(a->all && (c->flags & CMD_ALL)))
 		return fail(SF_EXIT_USAGE, "%s needs --pid PID or --cgroup DIR",
@@ -890,7 +1019,13 @@ int main(int argc, char **argv)
 	if (c->flags & CMD_EXPORT)
 		return c->func(NULL, &a);
 
-	err = sf_pins_open(&pins, root, why, sizeof(why));
+	if (c->flags & CMD_OWN_LOCK)
+		return c->func(NULL, &a);
+	if (c->flags & CMD_EACH_VIEW)
+		err = sf_pins_open(&pins, root, why, sizeof(why));
+	else
+		err = sf_pins_open_locked(&pins, root, c->flags & CMD_WRITE ?
+					  LOCK_EX : LOCK_SH, why, sizeof(why));
 	if (err)
 		return fail(err, "%s", why);
 	err = c->func(&pins, &a);

@@ -565,7 +565,11 @@ for i in $(seq 1 25); do
 	sleep 0.1
 done
 ASSERT_EQ "load --replace: the old programs ($PROGS1) are freed" "" "$left"
-ASSERT_EQ "load --replace: targets dropped" '{"targets":[]}' "$("$CTL" targets --json)"
+ASSERT_MATCH "load --replace: says it carried the target over" \
+	"carried 1 target over, dropped 0" "$OUT"
+ASSERT_MATCH "load --replace: the target is carried over" \
+	"\"pid\":$BG_PID,.*\"state\":\"active\"" "$("$CTL" targets --json)"
+ASSERT_OK "works after --replace: remove" "$CTL" remove --pid "$BG_PID"
 ASSERT_OK "works after --replace: add" "$CTL" add --pid "$BG_PID"
 sf_kill "$BG_PID"
 

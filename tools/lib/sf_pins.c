@@ -15,8 +15,10 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sys/file.h>
 #include "sf_common.h"
 #include "sf_pins.h"
+#include "sf_root.h"
 
 struct pin_shape {
 	const char *name;
@@ -118,6 +120,7 @@ static void pins_reset(struct sf_pins *p)
 	memset(p, 0, sizeof(*p));
 	for (size_t i = 0; i < NR_SHAPES; i++)
 		*shape_fd(p, &shapes[i]) = -1;
+	p->lock_fd = -1;
 }
 
 /* Open pin s under p->root and check its shape.  Returns an enum sf_exit. */
@@ -210,6 +213,57 @@ close_pins:
 	return err;
 }
 
+int sf_pins_open_locked(struct sf_pins *p, const char *root, int how,
+			char *why, size_t len)
+{
+	int fd, err;
+
+	fd = sf_root_lock(root, how);
+	if (fd == -ENOENT) {
+		pins_reset(p);
+		snprintf(why, len, "satfeed is not loaded (no %s)", root);
+		return SF_EXIT_NOT_LOADED;
+	}
+	if (fd < 0) {
+		pins_reset(p);
+		snprintf(why, len, "cannot lock %s: %s", root, strerror(-fd));
+		return fd == -EACCES ? SF_EXIT_PERM : SF_EXIT_ERROR;
+	}
+	err = sf_pins_open(p, root, why, len);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	p->lock_fd = fd;
+	p->lock_how = how;
+	return SF_EXIT_OK;
+}
+
+static __u32 map_id(int fd)
+{
+	struct bpf_map_info mi = {};
+	__u32 ml = sizeof(mi);
+
+	return bpf_map_get_info_by_fd(fd, &mi, &ml) ? 0 : mi.id;
+}
+
+bool sf_pins_current(const struct sf_pins *p)
+{
+	char path[512];
+	__u32 id;
+	int fd;
+
+	if (!p->root[0])
+		return true;
+	snprintf(path, sizeof(path), "%s/%s", p->root, SATFEED_PIN_TARGETS);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return false;
+	id = map_id(fd);
+	close(fd);
+	return id && id == map_id(p->targets_fd);
+}
+
 int sf_pins_from_object(struct sf_pins *p, struct bpf_object *obj, char *why,
 			size_t len)
 {
@@ -261,6 +315,9 @@ void sf_pins_close(struct sf_pins *p)
 			close(*fd);
 		*fd = -1;
 	}
+	if (p->lock_fd >= 0)
+		close(p->lock_fd);
+	p->lock_fd = -1;
 }
 
 int sf_target_read(const struct sf_pins *p, __u32 slot,

@@ -21,6 +21,7 @@
 #ifndef __SF_PINS_H
 #define __SF_PINS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "satfeed.h"
 
@@ -36,6 +37,8 @@ struct sf_pins {
 	int pid_index_fd;
 	int cgrp_index_fd;
 	struct satfeed_info info;
+	int lock_fd;		/* the root lock held with the pins, or -1 */
+	int lock_how;		/* LOCK_SH or LOCK_EX, when lock_fd >= 0 */
 };
 
 /*
@@ -55,6 +58,21 @@ int sf_pins_open(struct sf_pins *p, const char *root, char *why, size_t len);
  */
 int sf_pins_from_object(struct sf_pins *p, struct bpf_object *obj, char *why,
 			size_t len);
+
+/*
+ * The same, under the root lock (sf_root.h): LOCK_SH to read the target
+ * table as one consistent snapshot, LOCK_EX to change it.  The lock is
+ * taken before the pins are opened, so they are the engine that stays
+ * pinned while it is held; sf_pins_close() releases it.
+ */
+int sf_pins_open_locked(struct sf_pins *p, const char *root, int how,
+			char *why, size_t len);
+
+/*
+ * Are p's maps still the ones pinned under p->root?  False after a
+ * `load --replace` or an unload since p was opened.
+ */
+bool sf_pins_current(const struct sf_pins *p);
 
 /* Close what sf_pins_open() opened; a no-op after sf_pins_from_object(). */
 void sf_pins_close(struct sf_pins *p);

@@ -17,7 +17,7 @@
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-static const char *const engine_maps[] = {
+const char *const sf_engine_maps[SF_ENGINE_NR_MAPS] = {
 	SATFEED_PIN_INFO, SATFEED_PIN_CONFIG, SATFEED_PIN_TARGETS,
 	SATFEED_PIN_STREAMS, SATFEED_PIN_PID_INDEX, SATFEED_PIN_CGRP_INDEX,
 	SATFEED_PIN_POLL_START, SATFEED_PIN_UNDERSTUDY,
@@ -50,7 +50,7 @@ static bool name_in(const char *name, const char *const *list, size_t n)
 
 bool sf_engine_map_name(const char *name)
 {
-	return name_in(name, engine_maps, ARRAY_LEN(engine_maps));
+	return name_in(name, sf_engine_maps, SF_ENGINE_NR_MAPS);
 }
 
 bool sf_engine_prog_name(const char *name)

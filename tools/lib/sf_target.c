@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * sf_target.c - add and remove satfeed targets: slot choice, generations,
- * stream reset, sf_config rebuild, index entries, the pin-root lock.
+ * stream reset, sf_config rebuild, index entries.
  *
- * The order of the writes is what keeps the hot path exact: a target's
- * streams are reset to its new generation before its index entry exists,
- * and a removal deletes the index entry before it frees the slot, so the
- * engine never counts an event into another target's windows.
+ * The order of the writes is what keeps the hot path exact and makes every
+ * change survive a kill -9 at any point.  A target becomes active with its
+ * last write and inactive with its first: an add resets the streams to the
+ * new generation, inserts the index entry and writes sf_config before it
+ * writes the target; a removal frees the slot before it deletes the index
+ * entry and rewrites sf_config.  Whatever a killed change leaves is invisible
+ * (an index entry or a config byte that points at a slot that is not
+ * active, whose generation moves on when the slot is reused) and the next
+ * change sweeps it first (sf_check.h).  The engine never counts an event
+ * into another target's windows: they are in another generation.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -24,28 +30,16 @@
 #include <linux/magic.h>
 #include <bpf/bpf.h>
 #include "sf_common.h"
+#include "sf_check.h"
 #include "sf_escape.h"
+#include "sf_proc.h"
+#include "sf_root.h"
 #include "sf_target.h"
 
 /* Cgroup depths the config can tell apart (satfeed_target.level % this). */
 #define NR_LEVELS 64
 /* Room for a cgroup's path in its target entry, with the terminating NUL. */
 #define PATH_ROOM sizeof(((struct satfeed_target *)0)->path)
-
-int sf_root_lock(const char *root)
-{
-	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	if (flock(fd, LOCK_EX)) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	return fd;
-}
 
 static int cgroup_id(const char *path, __u64 *id)
 {
@@ -135,23 +129,49 @@ int sf_selector_cgroup(const char *arg, struct sf_selector *sel, char *why,
 	return SF_EXIT_OK;
 }
 
-static int lock_if_rooted(const struct sf_pins *p, char *why, size_t len)
-{
-	int fd;
-
-	if (!p->root[0])
-		return -1;	/* a private object: nobody to race with */
-	fd = sf_root_lock(p->root);
-	if (fd < 0)
-		snprintf(why, len, "cannot lock %s: %s", p->root,
-			 strerror(-fd));
-	return fd;
-}
-
-static void unlock(int lockfd)
+static void change_end(int lockfd)
 {
 	if (lockfd >= 0)
 		close(lockfd);
+}
+
+/*
+ * Begin a change of the target table: hold the root lock exclusively (p's
+ * own, or one taken here, when p has a root), retire what a killed load or
+ * unload left and repair what a killed add or remove left.  *lockfd is the
+ * lock to release with change_end(), -1 if none.  Returns an enum sf_exit.
+ */
+static int change_begin(const struct sf_pins *p, int *lockfd, char *why,
+			size_t len)
+{
+	int removed;
+
+	*lockfd = -1;
+	if (!p->root[0])
+		return SF_EXIT_OK;	/* a private object: nobody to race with */
+	if (p->lock_fd >= 0 && p->lock_how != LOCK_EX) {
+		snprintf(why, len, "changing the targets needs the root lock held exclusively");
+		return SF_EXIT_ERROR;
+	}
+	if (p->lock_fd < 0) {
+		*lockfd = sf_root_lock(p->root, LOCK_EX);
+		if (*lockfd < 0) {
+			snprintf(why, len, "cannot lock %s: %s", p->root,
+				 strerror(-*lockfd));
+			return SF_EXIT_ERROR;
+		}
+		if (!sf_pins_current(p)) {
+			snprintf(why, len, "the engine at %s was replaced or unloaded while this command waited; run it again",
+				 p->root);
+			change_end(*lockfd);
+			return SF_EXIT_ERROR;
+		}
+	}
+	/* failures are reported by both, and do not stop this change */
+	sf_root_retire_swap(p->root, "satfeed", &removed, why, len);
+	sf_table_check(p, true, NULL, NULL, NULL);
+	why[0] = '\0';
+	return SF_EXIT_OK;
 }
 
 int sf_config_build(const struct satfeed_target *t, __u32 n,
@@ -185,20 +205,34 @@ int sf_config_build(const struct satfeed_target *t, __u32 n,
 	return 0;
 }
 
-int sf_config_rebuild(const struct sf_pins *p)
+/* The whole table, FREE where a slot cannot be read. */
+static void table_read(const struct sf_pins *p, struct satfeed_target *t)
 {
-	struct satfeed_target t[SATFEED_MAX_TARGETS] = {};
+	for (__u32 slot = 0; slot < p->info.max_targets; slot++)
+		if (sf_target_read(p, slot, &t[slot]))
+			t[slot].kind = SATFEED_TARGET_FREE;
+}
+
+/* Write the sf_config that table t makes. */
+static int config_write(const struct sf_pins *p,
+			const struct satfeed_target *t)
+{
 	struct satfeed_config cfg;
 	__u32 zero = 0;
 	int err;
 
-	for (__u32 slot = 0; slot < p->info.max_targets; slot++)
-		if (sf_target_read(p, slot, &t[slot]))
-			t[slot].kind = SATFEED_TARGET_FREE;
 	err = sf_config_build(t, p->info.max_targets, &cfg);
 	if (err)
 		return err;
 	return bpf_map_update_elem(p->config_fd, &zero, &cfg, 0) ? -errno : 0;
+}
+
+int sf_config_rebuild(const struct sf_pins *p)
+{
+	struct satfeed_target t[SATFEED_MAX_TARGETS] = {};
+
+	table_read(p, t);
+	return config_write(p, t);
 }
 
 bool sf_pid_alive(__u64 pid)
@@ -239,23 +273,33 @@ int sf_target_find(const struct sf_pins *p, const struct sf_selector *sel,
 	return -ENOENT;
 }
 
-static int index_delete(const struct sf_pins *p, __u32 kind, __u64 id)
+int sf_index_delete(const struct sf_pins *p, __u32 kind, __u64 id)
 {
 	__u64 key64 = id;
 	__u32 key32 = id;
+	int err;
 
 	if (kind == SATFEED_TARGET_PID)
-		return bpf_map_delete_elem(p->pid_index_fd, &key32);
-	return bpf_map_delete_elem(p->cgrp_index_fd, &key64);
+		err = bpf_map_delete_elem(p->pid_index_fd, &key32);
+	else
+		err = bpf_map_delete_elem(p->cgrp_index_fd, &key64);
+	return err ? -errno : 0;
 }
 
-/* Unindex the target in slot, then free the slot (its gen is kept). */
+/*
+ * Free the slot of target *t: the slot first (the hot path stops counting
+ * it), then its index entry.  Its gen is kept, to count on at reuse.
+ */
 static int free_slot(const struct sf_pins *p, __u32 slot,
 		     struct satfeed_target *t)
 {
-	index_delete(p, t->kind, t->id);
+	__u32 kind = t->kind;
+
 	t->kind = SATFEED_TARGET_FREE;
-	return bpf_map_update_elem(p->targets_fd, &slot, t, 0) ? -errno : 0;
+	if (bpf_map_update_elem(p->targets_fd, &slot, t, 0))
+		return -errno;
+	sf_index_delete(p, kind, t->id);
+	return 0;
 }
 
 static const char *kind_name(__u32 kind)
@@ -387,23 +431,116 @@ static int index_insert(const struct sf_pins *p, const struct sf_selector *sel,
 				   BPF_NOEXIST) ? -errno : 0;
 }
 
+/*
+ * Make slot hold target *t, active only with the last write: fresh streams
+ * in its generation, its index entry, sf_config as the table will be, the
+ * target.  On failure what was written is undone.  Returns an enum sf_exit.
+ */
+static int publish(const struct sf_pins *p, __u32 slot,
+		   const struct satfeed_target *t, const struct sf_selector *sel,
+		   char *why, size_t len)
+{
+	struct satfeed_target table[SATFEED_MAX_TARGETS] = {};
+	struct satfeed_index ix = { .slot = slot, .gen = t->gen,
+				    .sc_mask = t->sc_mask };
+	int err;
+
+	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
+		err = sf_stream_reset(p, slot, s, t->gen);
+		if (err) {
+			snprintf(why, len, "cannot reset streams: %s",
+				 strerror(-err));
+			return SF_EXIT_ERROR;
+		}
+	}
+	err = index_insert(p, sel, &ix);
+	if (err) {
+		snprintf(why, len, "cannot index the target: %s",
+			 strerror(-err));
+		return SF_EXIT_ERROR;
+	}
+	table_read(p, table);
+	table[slot] = *t;
+	err = config_write(p, table);
+	if (err == -E2BIG) {
+		snprintf(why, len, "cgroup targets may sit at %d distinct depths at most",
+			 SATFEED_MAX_CGROUP_LEVELS);
+		err = SF_EXIT_USAGE;
+		goto unindex;
+	} else if (err) {
+		snprintf(why, len, "cannot write the config: %s",
+			 strerror(-err));
+		err = SF_EXIT_ERROR;
+		goto unindex;
+	}
+	if (bpf_map_update_elem(p->targets_fd, &slot, t, 0)) {
+		snprintf(why, len, "cannot write target: %s", strerror(errno));
+		err = SF_EXIT_ERROR;
+		goto unconfig;
+	}
+	return SF_EXIT_OK;
+unconfig:
+	sf_config_rebuild(p);
+unindex:
+	sf_index_delete(p, sel->kind, sel->id);
+	return err;
+}
+
+/*
+ * Has the target's process begun to exit since it was checked, perhaps
+ * before its index entry existed for the engine to see the exit?
+ */
+static bool exited_meanwhile(const struct sf_selector *sel, int pidfd)
+{
+	return pidfd >= 0 && sf_proc_exiting(pidfd, sel->id);
+}
+
+/* A handle on the process to watch that its exit cannot slip past. */
+static int open_process(const struct sf_selector *sel, int *pidfd, char *why,
+			size_t len)
+{
+	int err;
+
+	*pidfd = -1;
+	if (sel->kind != SATFEED_TARGET_PID)
+		return SF_EXIT_OK;
+	err = check_tgid(sel->id, why, len) ?:
+	      check_native(sel->id, why, len);
+	if (err)
+		return err;
+	/* one that adds itself is alive, and its poll() on a pidfd would count */
+	if (sel->id == (__u64)getpid())
+		return SF_EXIT_OK;
+	*pidfd = sf_proc_open(sel->id);
+	if (*pidfd == -ESRCH || *pidfd == -EINVAL ||
+	    (*pidfd >= 0 && sf_proc_exiting(*pidfd, sel->id))) {
+		snprintf(why, len, "process %llu has exited",
+			 (unsigned long long)sel->id);
+		err = SF_EXIT_TARGET;
+	} else if (*pidfd < 0) {
+		snprintf(why, len, "cannot open process %llu: %s",
+			 (unsigned long long)sel->id, strerror(-*pidfd));
+		err = SF_EXIT_ERROR;
+	}
+	if (err && *pidfd >= 0)
+		close(*pidfd);
+	if (err)
+		*pidfd = -1;
+	return err;
+}
+
 int sf_target_add(const struct sf_pins *p, const struct sf_selector *sel,
 		  __u32 sc_mask, int *slot_out, char *why, size_t len)
 {
-	struct satfeed_index ix;
 	struct satfeed_target t;
-	int lockfd, slot, err;
-	__u32 key;
+	int lockfd, pidfd, slot, err;
 
-	if (sel->kind == SATFEED_TARGET_PID) {
-		err = check_tgid(sel->id, why, len) ?:
-		      check_native(sel->id, why, len);
-		if (err)
-			return err;
-	}
-	lockfd = lock_if_rooted(p, why, len);
-	if (lockfd < 0 && p->root[0])
-		return SF_EXIT_ERROR;
+	err = open_process(sel, &pidfd, why, len);
+	if (err)
+		return err;
+	err = change_begin(p, &lockfd, why, len);
+	if (err)
+		goto close_process;
 	slot = sf_target_find(p, sel, &t);
 	if (slot >= 0 && sf_target_gone(&t)) {
 		/* a pid that exited and came back: a new process, a new slot */
@@ -426,62 +563,25 @@ int sf_target_add(const struct sf_pins *p, const struct sf_selector *sel,
 		goto unlock;
 	}
 	target_fill(&t, sel, t.gen + 1, sc_mask);
-	/* fresh streams for the new generation, written under their locks */
-	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
-		err = sf_stream_reset(p, slot, s, t.gen);
-		if (err) {
-			snprintf(why, len, "cannot reset streams: %s",
-				 strerror(-err));
-			err = SF_EXIT_ERROR;
-			goto unlock;
-		}
-	}
-	key = slot;
-	if (bpf_map_update_elem(p->targets_fd, &key, &t, 0)) {
-		snprintf(why, len, "cannot write target: %s", strerror(errno));
-		err = SF_EXIT_ERROR;
+	err = publish(p, slot, &t, sel, why, len);
+	if (err)
 		goto unlock;
-	}
-	err = sf_config_rebuild(p);
-	if (err == -E2BIG) {
-		snprintf(why, len, "cgroup targets may sit at %d distinct depths at most",
-			 SATFEED_MAX_CGROUP_LEVELS);
-		err = SF_EXIT_USAGE;
-		goto release_slot;
-	} else if (err) {
-		snprintf(why, len, "cannot write the config: %s",
-			 strerror(-err));
-		err = SF_EXIT_ERROR;
-		goto release_slot;
-	}
-	ix = (struct satfeed_index){ .slot = slot, .gen = t.gen,
-				     .sc_mask = sc_mask };
-	err = index_insert(p, sel, &ix);
-	if (err) {
-		snprintf(why, len, "cannot index the target: %s",
-			 strerror(-err));
-		err = SF_EXIT_ERROR;
-		goto release_slot;
-	}
-	/* it may have exited before the index entry could see its exit */
-	if (sel->kind == SATFEED_TARGET_PID && !sf_pid_alive(sel->id)) {
-		index_delete(p, sel->kind, sel->id);
+	/* the engine marks an exit gone only if the index entry existed */
+	if (exited_meanwhile(sel, pidfd)) {
+		free_slot(p, slot, &t);
+		sf_config_rebuild(p);
 		snprintf(why, len, "process %llu exited while being added",
 			 (unsigned long long)sel->id);
 		err = SF_EXIT_TARGET;
-		goto release_slot;
+		goto unlock;
 	}
 	if (slot_out)
 		*slot_out = slot;
-	unlock(lockfd);
-	return SF_EXIT_OK;
-release_slot:
-	key = slot;
-	t.kind = SATFEED_TARGET_FREE;
-	bpf_map_update_elem(p->targets_fd, &key, &t, 0);
-	sf_config_rebuild(p);
 unlock:
-	unlock(lockfd);
+	change_end(lockfd);
+close_process:
+	if (pidfd >= 0)
+		close(pidfd);
 	return err;
 }
 
@@ -492,9 +592,9 @@ int sf_target_remove(const struct sf_pins *p, const struct sf_selector *sel,
 	int lockfd, slot, err = 0, n = 0;
 
 	*removed = 0;
-	lockfd = lock_if_rooted(p, why, len);
-	if (lockfd < 0 && p->root[0])
-		return SF_EXIT_ERROR;
+	err = change_begin(p, &lockfd, why, len);
+	if (err)
+		return err;
 	if (sel->kind == SATFEED_TARGET_FREE) {
 		for (__u32 i = 0; i < p->info.max_targets; i++) {
 			if (sf_target_read(p, i, &t) ||
@@ -509,14 +609,14 @@ int sf_target_remove(const struct sf_pins *p, const struct sf_selector *sel,
 			snprintf(why, len, "%s %llu is not watched",
 				 kind_name(sel->kind),
 				 (unsigned long long)sel->id);
-			unlock(lockfd);
+			change_end(lockfd);
 			return SF_EXIT_TARGET;
 		}
 		err = free_slot(p, slot, &t);
 		n = 1;
 	}
 	err = sf_config_rebuild(p) ?: err;
-	unlock(lockfd);
+	change_end(lockfd);
 	*removed = n;
 	if (!err)
 		return SF_EXIT_OK;

@@ -5,10 +5,12 @@
  *
  * Adding a target is a protocol, not one map update: pick a free slot (or
  * the slot of a target whose process exited), bump its generation, reset its
- * three streams under their locks, write the target, rebuild sf_config's
- * tgid -> slot table and cgroup levels, and only then insert the index entry
- * that makes the hot path count it.  Every writer serialises on an flock of
- * the pin root so that two of them never pick the same slot.
+ * three streams under their locks, insert the index entry, write sf_config's
+ * tgid -> slot table and cgroup levels, and only then the target, which
+ * makes it active; then check that the process did not begin to exit before
+ * the engine could see it, and undo the add if it did.  Every writer holds
+ * the root lock (sf_root.h) so that two of them never pick the same slot,
+ * and first repairs what a killed one left (sf_check.h).
  *
  *	struct sf_selector sel = { .kind = SATFEED_TARGET_PID, .id = pid };
  *	int slot, err;
@@ -44,12 +46,6 @@ int sf_selector_cgroup(const char *path, struct sf_selector *sel, char *why,
 		       size_t len);
 
 /*
- * Lock the pin root for a change of the target table: an exclusive flock
- * held until the returned fd is closed.  Returns the fd or -errno.
- */
-int sf_root_lock(const char *root);
-
-/*
  * sf_config for the targets t[0..n) (t[i] is slot i; FREE slots are
  * skipped).  -E2BIG when cgroup targets sit at more distinct depths than
  * SATFEED_MAX_CGROUP_LEVELS, else 0.
@@ -59,6 +55,9 @@ int sf_config_build(const struct satfeed_target *t, __u32 n,
 
 /* Rebuild sf_config from sf_targets (caller holds the root lock). */
 int sf_config_rebuild(const struct sf_pins *p);
+
+/* Delete the index entry of target (kind, id).  0 or -errno. */
+int sf_index_delete(const struct sf_pins *p, __u32 kind, __u64 id);
 
 /* Is there a process (or thread) with this id? */
 bool sf_pid_alive(__u64 pid);
@@ -79,7 +78,9 @@ int sf_target_find(const struct sf_pins *p, const struct sf_selector *sel,
 
 /*
  * Watch sel, counting the syscalls of sc_mask (bits of enum satfeed_syscall).
- * Takes the root lock when p has a root.  Returns an enum sf_exit; on
+ * A process must be alive, not a zombie, and stay so until it is indexed.
+ * Takes the root lock when p has a root and does not hold it already (then
+ * fails if the engine was replaced meanwhile).  Returns an enum sf_exit; on
  * success *slot is the target's slot, on failure nothing is left half done
  * and *why holds a one-line reason.
  */
@@ -87,8 +88,8 @@ int sf_target_add(const struct sf_pins *p, const struct sf_selector *sel,
 		  __u32 sc_mask, int *slot, char *why, size_t len);
 
 /*
- * Stop watching sel, or every target when sel->kind is FREE.  Takes the root
- * lock when p has a root.  Returns an enum sf_exit; *removed counts the
+ * Stop watching sel, or every target when sel->kind is FREE.  Locks as
+ * sf_target_add() does.  Returns an enum sf_exit; *removed counts the
  * targets removed.
  */
 int sf_target_remove(const struct sf_pins *p, const struct sf_selector *sel,

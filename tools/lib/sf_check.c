@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * sf_check.c - find and repair target-table states that no completed
+ * change leaves: what remains of a change that was killed.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "sf_check.h"
+#include "sf_common.h"
+#include "sf_proc.h"
+#include "sf_target.h"
+
+struct check {
+	const struct sf_pins *p;
+	bool repair;
+	FILE *out;
+	int found;
+	int repaired;
+	int err;
+};
+
+/* One problem: say what it is and, when repairing, what err made of it. */
+static void problem(struct check *c, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void problem(struct check *c, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->found++;
+	if (c->repair && !err)
+		c->repaired++;
+	if (c->repair && err)
+		c->err = c->err ?: err;
+	if (!c->out)
+		return;
+	va_start(ap, fmt);
+	vfprintf(c->out, fmt, ap);
+	va_end(ap);
+	if (c->repair)
+		fprintf(c->out, err ? "; not repaired: %s\n" : "; repaired\n",
+			strerror(-err));
+	else
+		fputc('\n', c->out);
+}
+
+static int index_lookup(const struct sf_pins *p, __u32 kind, __u64 id,
+			struct satfeed_index *ix)
+{
+	__u64 key64 = id;
+	__u32 key32 = id;
+
+	if (kind == SATFEED_TARGET_PID)
+		return bpf_map_lookup_elem(p->pid_index_fd, &key32, ix);
+	return bpf_map_lookup_elem(p->cgrp_index_fd, &key64, ix);
+}
+
+static bool pid_exited(__u64 pid)
+{
+	int fd = sf_proc_open(pid);
+	bool exited;
+
+	if (fd < 0)
+		return fd == -ESRCH || fd == -EINVAL;
+	exited = sf_proc_exiting(fd, pid);
+	close(fd);
+	return exited;
+}
+
+static int write_target(const struct sf_pins *p, __u32 slot,
+			const struct satfeed_target *t)
+{
+	return bpf_map_update_elem(p->targets_fd, &slot, t, 0) ? -errno : 0;
+}
+
+/* An active target: indexed, its streams in its generation, still alive. */
+static void check_active(struct check *c, __u32 slot, struct satfeed_target *t)
+{
+	const struct sf_pins *p = c->p;
+	const char *kind = t->kind == SATFEED_TARGET_PID ? "pid" : "cgroup";
+	unsigned long long id = t->id;
+	struct satfeed_index ix;
+	struct satfeed_stream st;
+	int err = 0;
+
+	if (index_lookup(p, t->kind, t->id, &ix) || ix.slot != slot ||
+	    ix.gen != t->gen || ix.sc_mask != t->sc_mask) {
+		/* a change killed between its first and last write */
+		if (c->repair) {
+			t->kind = SATFEED_TARGET_FREE;
+			err = write_target(p, slot, t);
+		}
+		problem(c, err, "slot %u: %s %llu is listed active but has no index entry of its own (left by a killed add or remove)",
+			slot, kind, id);
+		return;
+	}
+	if (t->kind == SATFEED_TARGET_PID && pid_exited(t->id)) {
+		/* an add killed before it could see the exit the engine missed */
+		if (c->repair) {
+			t->state = SATFEED_STATE_GONE;
+			t->gone_ns = sf_now_mono_ns();
+			err = write_target(p, slot, t);
+			if (!err)
+				sf_index_delete(p, t->kind, t->id);
+		}
+		problem(c, err, "slot %u: pid %llu has exited but is listed active (its exit was not seen by the engine)",
+			slot, id);
+		return;
+	}
+	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
+		if (sf_stream_read(p, slot, s, &st) || st.gen == t->gen)
+			continue;
+		if (c->repair)
+			err = sf_stream_reset(p, slot, s, t->gen);
+		problem(c, err, "slot %u: %s %llu: its %s stream is of generation %u, not %u",
+			slot, kind, id, sf_stream_names[s], st.gen, t->gen);
+	}
+}
+
+/* Every entry of one index map belongs to an active target. */
+static void check_index(struct check *c, __u32 kind,
+			const struct satfeed_target *t)
+{
+	const struct sf_pins *p = c->p;
+	int fd = kind == SATFEED_TARGET_PID ? p->pid_index_fd :
+					      p->cgrp_index_fd;
+	__u64 keys[SATFEED_MAX_TARGETS * 4];
+	union { __u32 k32; __u64 k64; } key, next;
+	struct satfeed_index ix;
+	void *prev = NULL;
+	int n = 0;
+
+	/* collect first: deleting while iterating restarts the walk */
+	while (n < (int)(sizeof(keys) / sizeof(keys[0])) &&
+	       !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		keys[n++] = kind == SATFEED_TARGET_PID ? key.k32 : key.k64;
+	}
+	for (int i = 0; i < n; i++) {
+		const struct satfeed_target *o;
+		int err = 0;
+
+		if (index_lookup(p, kind, keys[i], &ix))
+			continue;
+		o = ix.slot < p->info.max_targets ? &t[ix.slot] : NULL;
+		if (o && o->kind == kind && o->id == keys[i] &&
+		    o->gen == ix.gen && o->state == SATFEED_STATE_ACTIVE)
+			continue;
+		if (c->repair)
+			err = sf_index_delete(p, kind, keys[i]);
+		problem(c, err, "index entry of %s %llu points at slot %u generation %u, which does not hold it (left by a killed add or remove)",
+			kind == SATFEED_TARGET_PID ? "pid" : "cgroup",
+			(unsigned long long)keys[i], ix.slot, ix.gen);
+	}
+}
+
+int sf_table_check(const struct sf_pins *p, bool repair, FILE *out,
+		   int *found, int *repaired)
+{
+	struct satfeed_target t[SATFEED_MAX_TARGETS] = {};
+	struct satfeed_config cfg, want;
+	struct check c = { .p = p, .repair = repair, .out = out };
+	__u32 zero = 0;
+	int err = 0;
+
+	for (__u32 slot = 0; slot < p->info.max_targets; slot++) {
+		if (sf_target_read(p, slot, &t[slot])) {
+			err = -errno;
+			goto count;
+		}
+		if (t[slot].kind != SATFEED_TARGET_FREE &&
+		    t[slot].state == SATFEED_STATE_ACTIVE)
+			check_active(&c, slot, &t[slot]);
+	}
+	check_index(&c, SATFEED_TARGET_PID, t);
+	check_index(&c, SATFEED_TARGET_CGROUP, t);
+	if (bpf_map_lookup_elem(p->config_fd, &zero, &cfg)) {
+		err = -errno;
+		goto count;
+	}
+	if (!sf_config_build(t, p->info.max_targets, &want) &&
+	    memcmp(&cfg, &want, sizeof(cfg))) {
+		err = 0;
+		if (repair && bpf_map_update_elem(p->config_fd, &zero, &want, 0))
+			err = -errno;
+		problem(&c, err, "%s is not the config its targets make (left by a killed add or remove)",
+			SATFEED_PIN_CONFIG);
+		err = 0;
+	}
+count:
+	if (found)
+		*found = c.found;
+	if (repaired)
+		*repaired = c.repaired;
+	return err ?: c.err;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * sf_check.h - the invariants of the target table, and the repair of what a
+ * killed add or remove (or one of an older satfeed) left behind.
+ *
+ * An active target has its index entry (same slot, generation and syscall
+ * mask), its streams in its generation and its byte in sf_config, and a pid
+ * target's process has not exited (the engine marks an exit only for an
+ * indexed pid).  Every index entry belongs to an active target, and
+ * sf_config is the one its targets make.  The protocol of sf_target.c
+ * keeps a killed change invisible, but it can leave index entries and config
+ * bytes that point at no active target; every change repairs those first.
+ */
+#ifndef __SF_CHECK_H
+#define __SF_CHECK_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "sf_pins.h"
+
+/*
+ * Check the table of p; with repair, put each problem right (the caller
+ * holds the root lock exclusively).  Each problem is described on out (one
+ * line, NULL: silent).  *found and *repaired (either may be NULL) count
+ * them.  Returns 0, or -errno when the maps cannot be read or written.
+ */
+int sf_table_check(const struct sf_pins *p, bool repair, FILE *out,
+		   int *found, int *repaired);
+
+#endif /* __SF_CHECK_H */
