@@ -237,7 +237,8 @@ static void sfc_uclamp_pass(struct sfc_uclamp_slot *s, bool release, u32 want)
 	s->value = release ? 0 : want;
 }
 
-static void sfc_uclamp_release_slot(struct sfc_uclamp_slot *s)
+/* Stop following s->tgid: every clamp the module set there is reset. */
+static void sfc_uclamp_stop(struct sfc_uclamp_slot *s)
 {
 	lockdep_assert_held(&sfc_uclamp_lock);
 	if (!s->tgid)
@@ -255,14 +256,21 @@ void sfc_uclamp_follow(u32 slot, pid_t tgid, u32 level)
 		return;
 	s = &sfc_uclamp_slots[slot];
 	mutex_lock(&sfc_uclamp_lock);
-	if (s->tgid && (s->tgid != tgid || !level))
-		sfc_uclamp_release_slot(s);
-	if (tgid > 0 && level) {
+	if (s->tgid && s->tgid != tgid)
+		sfc_uclamp_stop(s);
+	if (tgid > 0) {
 		if (!s->tgid)
 			pr_info("pid %d: uclamp.min follows its demand level\n",
 				tgid);
 		s->tgid = tgid;
-		sfc_uclamp_pass(s, false, sfc_uclamp_value(level));
+		/*
+		 * Level 0 (a quiet server) releases the threads but keeps
+		 * following: their own clamp applies until demand returns.
+		 */
+		if (level)
+			sfc_uclamp_pass(s, false, sfc_uclamp_value(level));
+		else if (s->value || !xa_empty(&s->owned))
+			sfc_uclamp_pass(s, true, 0);
 	}
 	mutex_unlock(&sfc_uclamp_lock);
 }
@@ -273,7 +281,7 @@ void sfc_uclamp_release_all(void)
 
 	mutex_lock(&sfc_uclamp_lock);
 	for (slot = 0; slot < SFC_MAX_SLOTS; slot++) {
-		sfc_uclamp_release_slot(&sfc_uclamp_slots[slot]);
+		sfc_uclamp_stop(&sfc_uclamp_slots[slot]);
 		WARN_ON_ONCE(!xa_empty(&sfc_uclamp_slots[slot].owned));
 		xa_destroy(&sfc_uclamp_slots[slot].owned);
 	}

@@ -5,8 +5,9 @@
  * to pick a frequency for them.
  *
  * Level 0..100 maps to uclamp.min 0..SCHED_CAPACITY_SCALE (rounded up, so
- * any demand gives some floor); level 0, an inactive or gone target and
- * "off" all release: the threads' uclamp.min is reset to what it was.
+ * any demand gives some floor).  Level 0 (a quiet server), an inactive or
+ * gone target and "off" all release: the threads' uclamp.min is reset to
+ * the system default they had (0, or the RT default for RT threads).
  *
  * Ownership: the module only touches a thread whose uclamp.min nobody set
  * (no user-defined clamp), and remembers the value it set per thread.  A
@@ -30,11 +31,14 @@
 #ifdef CONFIG_UCLAMP_TASK
 
 void sfc_uclamp_init(void);
-/* Clamp tgid's threads to level (0: release); call from process context. */
+/*
+ * Clamp tgid's threads to level (level 0: release them, tgid 0: stop
+ * following the slot's process); call from process context.
+ */
 void sfc_uclamp_follow(u32 slot, pid_t tgid, u32 level);
 /* Release every slot (module exit). */
 void sfc_uclamp_release_all(void);
-/* The sysfs table: one line per clamped target. */
+/* The sysfs table: one line per process followed. */
 ssize_t sfc_uclamp_show(char *buf);
 
 #else /* !CONFIG_UCLAMP_TASK */
