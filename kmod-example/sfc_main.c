@@ -41,6 +41,7 @@
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
+#include <linux/version.h>
 #include <linux/workqueue.h>
 
 #include "satfeed.h"
@@ -165,6 +166,15 @@ static atomic64_t sfc_pull_errors = ATOMIC64_INIT(0);
 static atomic64_t sfc_level_changes = ATOMIC64_INIT(0);
 static atomic64_t sfc_attaches = ATOMIC64_INIT(0);
 
+/*
+ * The unbound system workqueue: system_dfl_wq from 6.17 on, where 7.x
+ * logs the older name as deprecated.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
+#define SFC_WQ system_dfl_wq
+#else
+#define SFC_WQ system_unbound_wq
+#endif
 static struct delayed_work sfc_dwork;
 static bool sfc_stopping;
 
@@ -364,7 +374,7 @@ static void sfc_work_fn(struct work_struct *work)
 	}
 	mutex_unlock(&sfc_mutex);
 	if (!READ_ONCE(sfc_stopping))
-		queue_delayed_work(system_unbound_wq, &sfc_dwork,
+		queue_delayed_work(SFC_WQ, &sfc_dwork,
 				   msecs_to_jiffies(SFC_P(period_ms)));
 }
 
@@ -706,7 +716,7 @@ static int __init sfc_init(void)
 	}
 
 	INIT_DELAYED_WORK(&sfc_dwork, sfc_work_fn);
-	queue_delayed_work(system_unbound_wq, &sfc_dwork,
+	queue_delayed_work(SFC_WQ, &sfc_dwork,
 			   msecs_to_jiffies(SFC_P(period_ms)));
 	pr_info("loaded: period %u ms, hysteresis %u, rate limit %u ms, uclamp action %s\n",
 		SFC_P(period_ms), SFC_P(hysteresis), SFC_P(rate_limit_ms),
