@@ -16,6 +16,11 @@
  * Decision: per target, sfc_policy.c turns the pulled signals into a demand
  * level 0..100 with hysteresis and a rate limit, the way a governor would.
  *
+ * Action (opt-in, uclamp_action=1, kernels with CONFIG_UCLAMP_TASK): each
+ * pid target's level becomes the uclamp.min of its threads (sfc_uclamp.c),
+ * released when the action is turned off, the target goes or turns quiet,
+ * the consumer detaches or the module unloads.
+ *
  * Visibility: /sys/kernel/satfeed_consumer/ (see the attribute comments).
  *
  * Lifetime: a struct_ops map of our type and a program that calls one of our
@@ -36,11 +41,13 @@
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
+#include <linux/version.h>
 #include <linux/workqueue.h>
 
 #include "satfeed.h"
 #include "satfeed_consumer.h"
 #include "sfc_policy.h"
+#include "sfc_uclamp.h"
 
 /* ---- module parameters (each validated; bad values are refused) ---- */
 
@@ -81,10 +88,34 @@ static const struct kernel_param_ops sfc_param_ops = {
 	.get = sfc_param_get,
 };
 
-#define SFC_PARAM(name, def, lo, hi, desc)				\
+/* uclamp_action=1 needs CONFIG_UCLAMP_TASK: say so rather than do nothing */
+static int sfc_uclamp_param_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+	int ret;
+
+	ret = kstrtouint(val, 0, &v);
+	if (ret)
+		return ret;
+	if (v && !IS_ENABLED(CONFIG_UCLAMP_TASK)) {
+		pr_err("%s=%u refused: this kernel has no CONFIG_UCLAMP_TASK\n",
+		       kp->name, v);
+		return -EOPNOTSUPP;
+	}
+	return sfc_param_set(val, kp);
+}
+
+static const struct kernel_param_ops sfc_uclamp_param_ops = {
+	.set = sfc_uclamp_param_set,
+	.get = sfc_param_get,
+};
+
+#define __SFC_PARAM(name, ops, def, lo, hi, desc)			\
 	static struct sfc_uparam sfc_p_##name = { def, lo, hi };	\
-	module_param_cb(name, &sfc_param_ops, &sfc_p_##name, 0644);	\
+	module_param_cb(name, ops, &sfc_p_##name, 0644);		\
 	MODULE_PARM_DESC(name, desc " (" #lo ".." #hi ", default " #def ")")
+#define SFC_PARAM(name, def, lo, hi, desc)				\
+	__SFC_PARAM(name, &sfc_param_ops, def, lo, hi, desc)
 
 SFC_PARAM(period_ms, 10, 1, 10000, "sampling period of the pull work, ms");
 SFC_PARAM(hysteresis, 5, 0, 50, "least demand change that moves a level");
@@ -92,6 +123,8 @@ SFC_PARAM(max_step, 25, 1, 100, "largest level move at once");
 SFC_PARAM(rate_limit_ms, 50, 0, 60000, "least time between two moves, ms");
 SFC_PARAM(stale_ms, 1000, 1, 600000,
 	  "a target quiet this long has demand 0, ms");
+__SFC_PARAM(uclamp_action, &sfc_uclamp_param_ops, 0, 0, 1,
+	    "1: a pid target's level is the uclamp.min of its threads");
 
 #define SFC_P(name) READ_ONCE(sfc_p_##name.val)
 
@@ -133,6 +166,15 @@ static atomic64_t sfc_pull_errors = ATOMIC64_INIT(0);
 static atomic64_t sfc_level_changes = ATOMIC64_INIT(0);
 static atomic64_t sfc_attaches = ATOMIC64_INIT(0);
 
+/*
+ * The unbound system workqueue: system_dfl_wq from 6.17 on, where 7.x
+ * logs the older name as deprecated.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
+#define SFC_WQ system_dfl_wq
+#else
+#define SFC_WQ system_unbound_wq
+#endif
 static struct delayed_work sfc_dwork;
 static bool sfc_stopping;
 
@@ -304,17 +346,35 @@ static void sfc_pull_one(struct satfeed_consumer_ops *ops, u32 slot)
 	sfc_decide(t);
 }
 
+/*
+ * The action: an active pid target's level as its threads' uclamp.min, or
+ * released (action off, no consumer, slot free, process gone, a cgroup).
+ */
+static void sfc_act(u32 slot)
+{
+	const struct sfc_target *t = &sfc_targets[slot];
+	bool act = SFC_P(uclamp_action) && t->valid &&
+		   t->pull.kind == SATFEED_TARGET_PID &&
+		   t->pull.state == SATFEED_STATE_ACTIVE;
+
+	sfc_uclamp_follow(slot, act ? (pid_t)t->pull.id : 0,
+			  act ? t->pol.level : 0);
+}
+
 static void sfc_work_fn(struct work_struct *work)
 {
 	u32 slot;
 
 	/* unreg takes sfc_mutex too, so sfc_ops stays valid in the loop */
 	mutex_lock(&sfc_mutex);
-	for (slot = 0; sfc_ops && slot < SFC_MAX_SLOTS; slot++)
-		sfc_pull_one(sfc_ops, slot);
+	for (slot = 0; slot < SFC_MAX_SLOTS; slot++) {
+		if (sfc_ops)
+			sfc_pull_one(sfc_ops, slot);
+		sfc_act(slot);
+	}
 	mutex_unlock(&sfc_mutex);
 	if (!READ_ONCE(sfc_stopping))
-		queue_delayed_work(system_unbound_wq, &sfc_dwork,
+		queue_delayed_work(SFC_WQ, &sfc_dwork,
 				   msecs_to_jiffies(SFC_P(period_ms)));
 }
 
@@ -582,6 +642,18 @@ static ssize_t last_pull_show(struct kobject *k, struct kobj_attribute *a,
 }
 static struct kobj_attribute sfc_attr_last_pull = SFC_ATTR_RO(last_pull);
 
+/*
+ * One line per target whose threads the action clamps:
+ * slot pid uclamp_min threads left_alone errors ("unsupported" without
+ * CONFIG_UCLAMP_TASK)
+ */
+static ssize_t uclamp_show(struct kobject *k, struct kobj_attribute *a,
+			   char *buf)
+{
+	return sfc_uclamp_show(buf);
+}
+static struct kobj_attribute sfc_attr_uclamp = SFC_ATTR_RO(uclamp);
+
 static struct attribute *sfc_attrs[] = {
 	&sfc_attr_windows_pushed.attr,
 	&sfc_attr_push_rejected.attr,
@@ -593,6 +665,7 @@ static struct attribute *sfc_attrs[] = {
 	&sfc_attr_levels.attr,
 	&sfc_attr_last_push.attr,
 	&sfc_attr_last_pull.attr,
+	&sfc_attr_uclamp.attr,
 	NULL,
 };
 
@@ -610,6 +683,7 @@ static int __init sfc_init(void)
 
 	for (i = 0; i < SFC_MAX_SLOTS; i++)
 		raw_spin_lock_init(&sfc_targets[i].push_lock);
+	sfc_uclamp_init();
 
 	/*
 	 * TRACING covers fentry and tp_btf programs, and freplace programs
@@ -642,10 +716,12 @@ static int __init sfc_init(void)
 	}
 
 	INIT_DELAYED_WORK(&sfc_dwork, sfc_work_fn);
-	queue_delayed_work(system_unbound_wq, &sfc_dwork,
+	queue_delayed_work(SFC_WQ, &sfc_dwork,
 			   msecs_to_jiffies(SFC_P(period_ms)));
-	pr_info("loaded: period %u ms, hysteresis %u, rate limit %u ms\n",
-		SFC_P(period_ms), SFC_P(hysteresis), SFC_P(rate_limit_ms));
+	pr_info("loaded: period %u ms, hysteresis %u, rate limit %u ms, uclamp action %s\n",
+		SFC_P(period_ms), SFC_P(hysteresis), SFC_P(rate_limit_ms),
+		!IS_ENABLED(CONFIG_UCLAMP_TASK) ? "unsupported" :
+		SFC_P(uclamp_action) ? "on" : "off");
 	return 0;
 }
 
@@ -653,6 +729,8 @@ static void __exit sfc_exit(void)
 {
 	WRITE_ONCE(sfc_stopping, true);
 	cancel_delayed_work_sync(&sfc_dwork);
+	/* the work is stopped: whatever it clamped is restored here */
+	sfc_uclamp_release_all();
 	sysfs_remove_group(sfc_kobj, &sfc_attr_group);
 	kobject_put(sfc_kobj);
 	pr_info("unloaded: %lld windows pushed, %lld pulls, %lld level changes\n",

@@ -52,6 +52,11 @@ done
 
 vm_begin
 LOG=$VM_DIR/console-$VM_KERNEL.log
+# the guest checks the module's uclamp action where the kernel has uclamp,
+# and that the module refuses it elsewhere
+if grep -qx 'CONFIG_UCLAMP_TASK=y' "$KDIR/include/config/auto.conf"; then
+	APPEND="$APPEND SF_UCLAMP=1"
+fi
 
 vm_log "building kmod-example against $KVER"
 # sfconsumer's vmlinux.h is the guest kernel's: one output tree per kernel
@@ -95,7 +100,7 @@ FILES=(-f "$ROOT/kmod-example/satfeed_consumer.ko:/lib/satfeed/")
 rc=0
 "$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$VM_DIR/initrd.gz" -T "$TIMEOUT" \
 	-a "$APPEND" -l "$LOG" || rc=$?
-grep -E '^# (engine-test: (cost|skipped|check)|concurrency: )' "$LOG" |
+grep -E '^# (engine-test: (cost|skipped|check)|concurrency: |uclamp\.min at )' "$LOG" |
 	sed 's/^# /vm: /' >&2 || true
 vm_log "whole vm test: $(( $(date +%s) - VM_START )) s"
 exit $rc

@@ -13,10 +13,15 @@
  *   sfvmcheck level SLOT   print the target's demand level
  *   sfvmcheck published SLOT
  *                          print the engine's windows closed, per stream
+ *   sfvmcheck uclamp PID   print the uclamp.min of every thread of PID
+ *                          (sched_getattr), space separated; a thread whose
+ *                          /proc/PID/task/TID/sched shows another
+ *                          uclamp.min is a mismatch
  *
  * --bpffs DIR as first argument for a non-default satfeed root.
  * Exit 0 when the check holds, 1 with one line per mismatch otherwise.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -24,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/sched/types.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
 
@@ -212,6 +219,72 @@ static int check_pull(unsigned int slot)
 	return mismatches ? 1 : 0;
 }
 
+/* "uclamp.min   :   N" of a thread's sched file, -1 when it has none */
+static long long proc_uclamp_min(const char *pid, const char *tid)
+{
+	char path[512], line[256];
+	long long v = -1;
+	const char *colon;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%s/task/%s/sched", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "uclamp.min ", 11))
+			continue;
+		colon = strchr(line, ':');
+		if (colon)
+			v = strtoll(colon + 1, NULL, 10);
+		break;
+	}
+	fclose(f);
+	return v;
+}
+
+static int check_uclamp(const char *pid)
+{
+	char path[256];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%s/task", pid);
+	d = opendir(path);
+	if (!d) {
+		fprintf(stderr, "sfvmcheck: %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	while ((de = readdir(d))) {
+		struct sched_attr attr = { 0 };
+		long long from_proc;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (syscall(SYS_sched_getattr, atoi(de->d_name), &attr,
+			    sizeof(attr), 0)) {
+			if (errno == ESRCH)	/* the thread just exited */
+				continue;
+			fprintf(stderr, "sfvmcheck: sched_getattr %s: %s\n",
+				de->d_name, strerror(errno));
+			closedir(d);
+			return 2;
+		}
+		printf("%s%u", n++ ? " " : "", attr.sched_util_min);
+		from_proc = proc_uclamp_min(pid, de->d_name);
+		if (from_proc >= 0 && from_proc != attr.sched_util_min) {
+			fprintf(stderr, "thread %s: uclamp.min %u, %s shows %lld\n",
+				de->d_name, attr.sched_util_min, path,
+				from_proc);
+			mismatches++;
+		}
+	}
+	closedir(d);
+	putchar('\n');
+	return mismatches ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int slot;
@@ -223,9 +296,12 @@ int main(int argc, char **argv)
 		argv += 2;
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: sfvmcheck [--bpffs DIR] push|pull|level|published SLOT\n");
+		fprintf(stderr, "usage: sfvmcheck [--bpffs DIR] push|pull|level|published SLOT\n"
+				"       sfvmcheck uclamp PID\n");
 		return 2;
 	}
+	if (!strcmp(argv[1], "uclamp"))
+		return check_uclamp(argv[2]);
 	slot = strtoul(argv[2], NULL, 10);
 	if (slot >= SATFEED_MAX_TARGETS)
 		return 2;

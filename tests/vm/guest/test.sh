@@ -8,10 +8,14 @@
 # the engine's window sequence, same values) and pull (pulled values == the
 # pinned map) in both engine attach modes and both push mechanisms
 # (fentry and freplace); the demand level is higher at a high request rate
-# than at a low one; every unload order (module while the consumer is
-# attached, engine while the module is loaded, reload in either order);
-# nothing left in bpffs, no BPF program or map left behind.  The host judges
-# the guest dmesg (WARN/BUG/oops/Call Trace) afterwards.
+# than at a low one; the uclamp action (kernels with CONFIG_UCLAMP_TASK):
+# off by default, on it makes the server threads' uclamp.min follow the
+# level at both rates, and turning it off, detaching the consumer and
+# unloading the module each restore it (elsewhere uclamp_action=1 is
+# refused); every unload order (module while the consumer is attached,
+# engine while the module is loaded, reload in either order); nothing left
+# in bpffs, no BPF program or map left behind.  The host judges the guest
+# dmesg (WARN/BUG/oops/Call Trace) afterwards.
 #
 # One "ok N - ..." or "not ok N - ..." line per check, then
 # "guest: P passed, F failed"; exit status 0 only if nothing failed.
@@ -22,6 +26,9 @@
 #   SF_WINDOW=64         engine window (small, so windows close quickly)
 #   SF_LOW_RATE=100 SF_HIGH_RATE=1200 SF_WORK_US=400  the two load levels
 #   SF_DURATION=2        seconds of measured load per run
+#   SF_SERVER_THREADS=2  sfserver's threads (the uclamp action clamps each)
+#   SF_UCLAMP=0|1        the kernel has CONFIG_UCLAMP_TASK (run.sh reads it
+#                        from the headers; default 0)
 set -u
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 
@@ -35,6 +42,8 @@ LOW_RATE=${SF_LOW_RATE:-100}
 HIGH_RATE=${SF_HIGH_RATE:-1200}
 WORK_US=${SF_WORK_US:-400}
 DURATION=${SF_DURATION:-2}
+SERVER_THREADS=${SF_SERVER_THREADS:-2}
+UCLAMP=${SF_UCLAMP:-0}
 
 n=0 n_ok=0 n_fail=0
 ok() { n=$((n + 1)); n_ok=$((n_ok + 1)); echo "ok $n - $*"; }
@@ -112,6 +121,13 @@ refuse "insmod period_ms=10001 is refused" insmod $KO period_ms=10001
 refuse "insmod period_ms=abc is refused" insmod $KO period_ms=abc
 refuse "insmod hysteresis=51 is refused" insmod $KO hysteresis=51
 refuse "insmod max_step=0 is refused" insmod $KO max_step=0
+refuse "insmod uclamp_action=2 is refused" insmod $KO uclamp_action=2
+if [ "$UCLAMP" = 0 ]; then
+	refuse "insmod uclamp_action=1 is refused (no CONFIG_UCLAMP_TASK)" \
+		insmod $KO uclamp_action=1
+	check "... with a reason in dmesg" \
+		sh -c "dmesg | grep -q 'uclamp_action=1 refused: this kernel has no CONFIG_UCLAMP_TASK'"
+fi
 check "refused loads leave no module behind" module_gone
 check "insmod with defaults" insmod $KO
 P=/sys/module/satfeed_consumer/parameters
@@ -120,6 +136,17 @@ refuse "writing period_ms=0 at run time is refused" sh -c "echo 0 > $P/period_ms
 check "period_ms unchanged after a refused write" test "$(cat $P/period_ms)" = 10
 check "writing period_ms=5 at run time works" sh -c "echo 5 > $P/period_ms && test \$(cat $P/period_ms) = 5"
 echo 10 > $P/period_ms
+check "uclamp_action defaults to 0" test "$(cat $P/uclamp_action)" = 0
+if [ "$UCLAMP" = 1 ]; then
+	check "writing uclamp_action=1 and back to 0 works" sh -c \
+		"echo 1 > $P/uclamp_action && test \$(cat $P/uclamp_action) = 1 && echo 0 > $P/uclamp_action"
+	check "no target clamped" test -z "$(sfc uclamp)"
+else
+	refuse "writing uclamp_action=1 is refused (no CONFIG_UCLAMP_TASK)" \
+		sh -c "echo 1 > $P/uclamp_action"
+	check "uclamp_action still 0" test "$(cat $P/uclamp_action)" = 0
+	check "sysfs uclamp says unsupported" grep -q '^unsupported: ' $SYS/uclamp
+fi
 check "sysfs directory $SYS is there" test -r $SYS/levels -a -r $SYS/last_push -a -r $SYS/last_pull
 check "sysfs files are readable by root only (0400)" sh -c \
 	"for f in $SYS/*; do m=\$(stat -c %a \$f); [ \$m = 400 ] || { echo \$f: \$m; exit 1; }; done"
@@ -137,7 +164,7 @@ PORTFILE=/tmp/sfserver.port
 SP=
 start_server() {
 	rm -f $PORTFILE
-	sfserver -q -p 0 -P $PORTFILE -w "$WORK_US" &
+	sfserver -q -p 0 -P $PORTFILE -w "$WORK_US" -t "$SERVER_THREADS" &
 	SP=$!
 	wait_for 10 test -s $PORTFILE
 	PORT=$(cat $PORTFILE)
@@ -196,6 +223,16 @@ note "level at $HIGH_RATE req/s: ${level_high:-none}"
 check "demand level higher at $HIGH_RATE req/s (${level_high:-?}) than at $LOW_RATE (${level_low:-?})" \
 	test "${level_high:-0}" -gt "${level_low:-0}"
 check "level changes are counted" test "$(sfc level_changes)" -gt 0
+# uclamp_is V: every thread of the server has uclamp.min V
+uclamp_is() {
+	local v out
+	out=$(sfvmcheck uclamp "$SP") || return 1
+	echo "uclamp.min per thread: $out (want $1)"
+	[ -n "$out" ] || return 1
+	for v in $out; do [ "$v" = "$1" ] || return 1; done
+}
+check "action off: the server's $SERVER_THREADS threads keep uclamp.min 0 at level ${level_high:-?}" \
+	uclamp_is 0
 check "level changes are logged" sh -c "dmesg | grep -q 'satfeed_consumer: slot $SLOT .*level'"
 
 check "push: every window the engine closed, once, in order, equal values" \
@@ -209,12 +246,71 @@ check "pulls are counted, no pull errors" \
 	sh -c "test $(sfc pulls) -gt 0 && test $(sfc pull_errors) = 0"
 check "no push rejected" test "$(sfc push_rejected)" = 0
 
+# ---- the uclamp action ----
+# uclamp_follows: the threads' uclamp.min is the level's value (level 0..100
+# -> 0..1024, rounded up), and sysfs shows it (level 0: released, none set)
+uclamp_follows() {
+	local level want threads=$SERVER_THREADS
+	level=$(sfvmcheck level "$SLOT") || return 1
+	want=$(( (level * 1024 + 99) / 100 ))
+	[ "$want" = 0 ] && threads=0
+	uclamp_is "$want" || return 1
+	sfc uclamp | tee /dev/stderr |
+		grep -q "^slot=$SLOT pid=$SP uclamp_min=$want threads=$threads left_alone=0 errors=0\$"
+}
+uclamp_now() { sfvmcheck uclamp "$SP" | cut -d' ' -f1; }
+uclamp_above() { [ "$(uclamp_now)" -gt "$1" ]; }
+uclamp_below() { [ "$(uclamp_now)" -lt "$1" ]; }
+if [ "$UCLAMP" = 1 ]; then
+	echo 1 > $P/uclamp_action
+	# the level holds from the high run (stale_ms=60000)
+	wait_for 5 uclamp_follows
+	check "action on: uclamp.min follows the level ($(sfvmcheck level "$SLOT"))" \
+		uclamp_follows
+	note "low rate again: $LOW_RATE req/s"
+	load "$LOW_RATE"
+	wait_for 10 uclamp_below "$(( (${level_high:-0} * 1024 + 99) / 100 ))"
+	wait_for 5 uclamp_follows
+	ulevel_low=$(sfvmcheck level "$SLOT") uclamp_low=$(uclamp_now)
+	note "uclamp.min at $LOW_RATE req/s: ${uclamp_low:-?} (level $ulevel_low)"
+	check "uclamp.min follows the level at $LOW_RATE req/s" uclamp_follows
+	note "high rate again: $HIGH_RATE req/s"
+	load "$HIGH_RATE"
+	wait_for 10 uclamp_above "${uclamp_low:-0}"
+	wait_for 5 uclamp_follows
+	ulevel_high=$(sfvmcheck level "$SLOT") uclamp_high=$(uclamp_now)
+	note "uclamp.min at $HIGH_RATE req/s: ${uclamp_high:-?} (level $ulevel_high)"
+	check "uclamp.min follows the level at $HIGH_RATE req/s" uclamp_follows
+	check "uclamp.min higher at $HIGH_RATE req/s (${uclamp_high:-?}) than at $LOW_RATE (${uclamp_low:-?})" \
+		test "${uclamp_high:-0}" -gt "${uclamp_low:-0}"
+	note "sysfs uclamp: $(sfc uclamp)"
+	note "/proc/$SP/sched: $(grep 'uclamp' /proc/$SP/sched | tr -s ' ' | tr '\n' ';')"
+	# so that sfvmcheck's cross-check against /proc really ran
+	check "/proc/PID/task/TID/sched shows uclamp.min" \
+		sh -c "grep -q '^uclamp.min ' /proc/$SP/task/$SP/sched"
+	echo 0 > $P/uclamp_action
+	wait_for 5 uclamp_is 0
+	check "action off again: uclamp.min restored to 0" uclamp_is 0
+	check "... and no target clamped" test -z "$(sfc uclamp)"
+	check "the release is logged" \
+		sh -c "dmesg | grep -q 'satfeed_consumer: pid $SP: uclamp.min released'"
+	echo 1 > $P/uclamp_action
+	wait_for 5 uclamp_follows
+	check "action on again: uclamp.min follows the level ($(sfvmcheck level "$SLOT"))" \
+		uclamp_follows
+	check "... above 0" uclamp_above 0
+fi
+
 # ---- unload order 1: the module while the consumer is attached ----
 refuse "rmmod while the consumer is attached is refused (module in use)" \
 	rmmod satfeed_consumer
 check "the module still works after the refused rmmod" push_flows
 check "sfconsumer detach" sfconsumer detach
 check "the module sees the detach" detached
+if [ "$UCLAMP" = 1 ]; then
+	wait_for 5 uclamp_is 0
+	check "consumer detached: uclamp.min restored to 0" uclamp_is 0
+fi
 check "rmmod after detach, engine still running" rmmod_settled
 # the engine's windows advance under load
 engine_advances() {
@@ -244,7 +340,11 @@ check "sfconsumer detach" sfconsumer detach
 check "rmmod after the engine is gone" rmmod_settled
 
 # ---- reload in the other order: module first, then the engine ----
-check "insmod with no engine" insmod $KO stale_ms=60000
+if [ "$UCLAMP" = 1 ]; then
+	check "insmod with no engine, uclamp_action=1" insmod $KO stale_ms=60000 uclamp_action=1
+else
+	check "insmod with no engine" insmod $KO stale_ms=60000
+fi
 check "satfeed-loader load (tp_btf)" satfeed-loader --attach tp_btf --window "$WINDOW" load
 check "watch sfserver again" add_target
 check "sfconsumer attach (auto: freplace on tp_btf)" sh -c \
@@ -258,8 +358,27 @@ check "fentry push on tp_btf flows" push_flows
 check "fentry push on tp_btf: exact" sfvmcheck push "$SLOT"
 
 # ---- final teardown: module, then engine ----
+if [ "$UCLAMP" = 1 ]; then
+	load "$HIGH_RATE"
+	wait_for 5 uclamp_follows
+	check "uclamp_action=1 from insmod: uclamp.min follows the level ($(sfvmcheck level "$SLOT"))" \
+		uclamp_follows
+	check "... above 0" uclamp_above 0
+	# from the next run on the work waits 10 s: what the detach leaves
+	# clamped is for the module's unload to restore
+	echo 10000 > $P/period_ms
+	sleep 0.3
+fi
 check "sfconsumer detach" sfconsumer detach
+if [ "$UCLAMP" = 1 ]; then
+	check "detached, the work not run since: still clamped" uclamp_above 0
+fi
 check "rmmod" rmmod_settled
+if [ "$UCLAMP" = 1 ]; then
+	check "module unloaded: uclamp.min restored to 0" uclamp_is 0
+	check "... by the unload (its release is logged just before 'unloaded')" sh -c \
+		"dmesg | grep 'satfeed_consumer: ' | grep -B1 'satfeed_consumer: unloaded' | tail -2 | head -1 | grep -q 'pid $SP: uclamp.min released'"
+fi
 check "satfeed-loader unload" satfeed-loader unload
 kill "$SP" 2>/dev/null
 wait "$SP" 2>/dev/null
