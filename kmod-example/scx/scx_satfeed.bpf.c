@@ -17,10 +17,11 @@
  * once, so the reservation is released.
  *
  * Scheduling is two FIFO queues: SCX_SF_DSQ_TARGET, consumed only by the
- * reserved CPUs, and SCX_SF_DSQ_SHARED, consumed by the others (and, while
- * nothing is reserved, both by every CPU).  Tasks that may run on one CPU
- * only (per-CPU kthreads), or on none of their pool's CPUs, go straight to
- * an allowed CPU's local queue: a reservation never strands a task.
+ * reserved CPUs, and SCX_SF_DSQ_SHARED, consumed by the others; while
+ * nothing is reserved every CPU consumes both, the targets' first.  Tasks
+ * that may run on one CPU only (per-CPU kthreads), or on none of their
+ * pool's CPUs, go straight to an allowed CPU's local queue: a reservation
+ * never strands a task.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -109,13 +110,18 @@ static __always_inline bool is_target(struct task_struct *p)
 	return false;
 }
 
-/* The CPUs a task may be placed on: [*lo, *hi), and its queue. */
+/*
+ * The CPUs a task may be placed on: [*lo, *hi), and its queue.  The targets'
+ * threads always queue apart: while nothing is reserved every CPU takes
+ * them first, so a server that waits behind CPU-bound tasks does not look
+ * idle to the policy (its wait for a CPU would count as time in epoll).
+ */
 static __always_inline u64 pool_of(bool target, u32 first, u32 *lo, u32 *hi)
 {
 	u32 n = cfg.nr_cpus;
 
-	if (target && first < n) {
-		*lo = first;
+	if (target) {
+		*lo = first < n ? first : 0;
 		*hi = n;
 		return SCX_SF_DSQ_TARGET;
 	}
@@ -205,15 +211,14 @@ void SCX_OPS(sf_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32 first = reserved_first;
 
-	if ((u32)cpu >= first) {
-		scx_bpf_dsq_move_to_local(SCX_SF_DSQ_TARGET);
-		return;
+	/* reserved CPUs, and every CPU while nothing is reserved */
+	if ((u32)cpu >= first || first >= cfg.nr_cpus) {
+		if (scx_bpf_dsq_move_to_local(SCX_SF_DSQ_TARGET))
+			return;
+		if ((u32)cpu >= first && first < cfg.nr_cpus)
+			return;
 	}
-	if (scx_bpf_dsq_move_to_local(SCX_SF_DSQ_SHARED))
-		return;
-	/* nothing reserved: the targets' queue is everybody's */
-	if (first >= cfg.nr_cpus)
-		scx_bpf_dsq_move_to_local(SCX_SF_DSQ_TARGET);
+	scx_bpf_dsq_move_to_local(SCX_SF_DSQ_SHARED);
 }
 
 /* Is p running outside its pool?  (Not for tasks bound to other CPUs.) */
@@ -239,8 +244,9 @@ void SCX_OPS(sf_running, struct task_struct *p)
 	c = bpf_map_lookup_elem(&scx_sf_cpus, &cpu);
 	if (!c)
 		return;
-	if (p->nr_cpus_allowed == 1) {
-		c->pinned_runs++;
+	if (p->nr_cpus_allowed < cfg.nr_cpus) {
+		/* placed by its affinity, not by the pools */
+		c->bound_runs++;
 		return;
 	}
 	target = is_target(p);

@@ -400,7 +400,7 @@ static const char *engine_state(__u32 streams_id)
 static void print_stats(const struct snapshot *s, const char *engine)
 {
 	const struct scx_sf_state *st = &s->st;
-	__u64 tr = 0, tres = 0, or = 0, ores = 0, pin = 0, mov = 0, mis = 0;
+	__u64 tr = 0, tres = 0, or = 0, ores = 0, bound = 0, mov = 0, mis = 0;
 	__u32 n = env.cfg.nr_cpus;
 
 	for (__u32 i = 0; i < n; i++) {
@@ -408,7 +408,7 @@ static void print_stats(const struct snapshot *s, const char *engine)
 
 		tr += c->target_runs;
 		or += c->other_runs;
-		pin += c->pinned_runs;
+		bound += c->bound_runs;
 		mov += c->moved;
 		mis += c->misplaced;
 		if (c->reserved) {
@@ -436,20 +436,22 @@ static void print_stats(const struct snapshot *s, const char *engine)
 	}
 	printf("{\"periods\":%llu,\"now_ns\":%llu,\"level\":%u,\"reserved\":%u,"
 	       "\"perf_reserved\":%u,\"perf_base\":%u,\"changes\":%llu,"
+	       "\"last_change_ns\":%llu,"
 	       "\"releases\":%llu,\"windows\":%llu,\"dry_run\":%s,"
 	       "\"engine\":\"%s\",\"target_runs\":%llu,"
 	       "\"target_runs_reserved\":%llu,\"other_runs\":%llu,"
-	       "\"other_runs_reserved\":%llu,\"pinned_runs\":%llu,"
+	       "\"other_runs_reserved\":%llu,\"bound_runs\":%llu,"
 	       "\"moved\":%llu,\"misplaced\":%llu,\"targets\":[",
 	       (unsigned long long)st->periods, (unsigned long long)st->now_ns,
 	       st->level, st->reserved, st->perf_reserved, st->perf_base,
 	       (unsigned long long)st->changes,
+	       (unsigned long long)st->last_change_ns,
 	       (unsigned long long)st->releases,
 	       (unsigned long long)st->windows,
 	       env.cfg.dry_run ? "true" : "false", engine,
 	       (unsigned long long)tr, (unsigned long long)tres,
 	       (unsigned long long)or, (unsigned long long)ores,
-	       (unsigned long long)pin, (unsigned long long)mov,
+	       (unsigned long long)bound, (unsigned long long)mov,
 	       (unsigned long long)mis);
 	for (__u32 i = 0; i < env.cfg.nr_targets; i++) {
 		const struct scx_sf_target_state *t = &st->t[i];
@@ -467,11 +469,11 @@ static void print_stats(const struct snapshot *s, const char *engine)
 
 		printf("%s{\"cpu\":%u,\"reserved\":%u,\"perf\":%u,"
 		       "\"target_runs\":%llu,\"other_runs\":%llu,"
-		       "\"pinned_runs\":%llu,\"moved\":%llu,\"misplaced\":%llu}",
+		       "\"bound_runs\":%llu,\"moved\":%llu,\"misplaced\":%llu}",
 		       i ? "," : "", i, c->reserved, c->perf,
 		       (unsigned long long)c->target_runs,
 		       (unsigned long long)c->other_runs,
-		       (unsigned long long)c->pinned_runs,
+		       (unsigned long long)c->bound_runs,
 		       (unsigned long long)c->moved,
 		       (unsigned long long)c->misplaced);
 	}

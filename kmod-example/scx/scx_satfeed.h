@@ -77,7 +77,9 @@ struct scx_sf_state {
 struct scx_sf_cpu {
 	__u64 target_runs;	/* runs of a target's threads */
 	__u64 other_runs;	/* runs of every other task */
-	__u64 pinned_runs;	/* runs of tasks that may run only here */
+	__u64 bound_runs;	/* runs of tasks kept off some CPUs by their
+				 * affinity (per-CPU kthreads, ...): placed
+				 * by it, and counted in neither of the above */
 	__u64 moved;		/* runs outside the task's pool within grace_ns
 				 * of a reservation change */
 	__u64 misplaced;	/* runs outside the task's pool otherwise */
