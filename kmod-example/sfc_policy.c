@@ -28,7 +28,7 @@ static u32 sfc_pct(u64 a, u64 b)
 	return (u32)sfc_div(a * 100, b);
 }
 
-int sfc_policy_demand(const struct sfc_policy_params *p,
+SFC_API int sfc_policy_demand(const struct sfc_policy_params *p,
 		      const struct sfc_signals *s)
 {
 	u32 busy = 0, burst = 0, demand;
@@ -73,7 +73,7 @@ int sfc_policy_demand(const struct sfc_policy_params *p,
 	return demand > SFC_LEVEL_MAX ? SFC_LEVEL_MAX : (int)demand;
 }
 
-int sfc_policy_step(const struct sfc_policy_params *p,
+SFC_API int sfc_policy_step(const struct sfc_policy_params *p,
 		    struct sfc_policy_state *st, const struct sfc_signals *s)
 {
 	int d = sfc_policy_demand(p, s);

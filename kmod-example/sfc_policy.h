@@ -3,8 +3,9 @@
  * sfc_policy.h - the governor-style policy of the satfeed consumer: turns a
  * target's signals into a performance-demand level 0..100.
  *
- * Plain C with no kernel dependency, so the module and the host unit test
- * (test_policy.c) compile the same sfc_policy.c.
+ * Plain C with no kernel dependency, so the module, the host unit test
+ * (test_policy.c) and the sched_ext scheduler (scx/scx_satfeed.bpf.c, which
+ * includes sfc_policy.c) compile the same file.
  *
  * demand = busy + burst, clamped to 0..100, where
  *   busy  = 100 - idle%, idle% = 100 * (sum of poll waits) / (span of the
@@ -27,10 +28,21 @@
 
 #ifdef __KERNEL__
 #include <linux/types.h>
+#define SFC_API
+#elif defined(__bpf__)
+/*
+ * A BPF program includes sfc_policy.c itself: static functions are verified
+ * in their caller's context, so the pointers need no NULL checks.  The
+ * typedefs are vmlinux.h's, which a BPF program may include too.
+ */
+typedef unsigned int u32;
+typedef unsigned long long u64;
+#define SFC_API static
 #else
 #include <stdint.h>
 typedef uint32_t u32;
 typedef uint64_t u64;
+#define SFC_API
 #endif
 
 #define SFC_LEVEL_MAX		100
@@ -63,11 +75,11 @@ struct sfc_policy_state {
 };
 
 /* Demand 0..100 for the signals, or -1 when they carry no information. */
-int sfc_policy_demand(const struct sfc_policy_params *p,
+SFC_API int sfc_policy_demand(const struct sfc_policy_params *p,
 		      const struct sfc_signals *s);
 
 /* Feed one observation; returns 1 if state->level moved, else 0. */
-int sfc_policy_step(const struct sfc_policy_params *p,
+SFC_API int sfc_policy_step(const struct sfc_policy_params *p,
 		    struct sfc_policy_state *st, const struct sfc_signals *s);
 
 #endif /* __SFC_POLICY_H */

@@ -16,9 +16,9 @@
 # the same kernel never shows on hardware.  VM_TCG_THREAD=multi to try it.
 #
 # Usage: tests/vm/boot.sh [-k VMLINUZ] [-i INITRD] [-T SECONDS] [-m MiB]
-#                         [-a 'KEY=val ...'] [-l LOG]
+#                         [-c CPUS] [-a 'KEY=val ...'] [-l LOG]
 #   defaults: the VM_KERNEL kernel (its kernel.env), $VM_DIR/initrd.gz, 240 s
-#   (VM_TIMEOUT), 1024 MiB, log $VM_DIR/console.log
+#   (VM_TIMEOUT), 1024 MiB, 2 CPUs, log $VM_DIR/console.log
 # VM_QEMU_OPTS: more QEMU options, e.g. "-icount shift=0,sleep=on" (guest
 # time from the instruction count; tests/vm/bench.sh uses it).
 # Exit: 0 pass, 1 fail, 2 usage.
@@ -29,14 +29,16 @@ VMLINUZ=
 INITRD=$VM_DIR/initrd.gz
 TIMEOUT=${VM_TIMEOUT:-240}
 MEM=1024
+CPUS=2
 APPEND_EXTRA=
 LOG=$VM_DIR/console.log
-while getopts "k:i:T:m:a:l:h" opt; do
+while getopts "k:i:T:m:c:a:l:h" opt; do
 	case $opt in
 	k) VMLINUZ=$OPTARG ;;
 	i) INITRD=$OPTARG ;;
 	T) TIMEOUT=$OPTARG ;;
 	m) MEM=$OPTARG ;;
+	c) CPUS=$OPTARG ;;
 	a) APPEND_EXTRA=$OPTARG ;;
 	l) LOG=$OPTARG ;;
 	*) sed -n '3,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
@@ -57,7 +59,7 @@ mkdir -p "$(dirname "$LOG")"
 vm_log "booting $(basename "$VMLINUZ") (timeout ${TIMEOUT}s): $APPEND"
 start=$(date +%s)
 set +e
-timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel "tcg,thread=${VM_TCG_THREAD:-single}" -cpu max -m "$MEM" -smp 2 ${VM_QEMU_OPTS:-} \
+timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel "tcg,thread=${VM_TCG_THREAD:-single}" -cpu max -m "$MEM" -smp "$CPUS" ${VM_QEMU_OPTS:-} \
 	-kernel "$VMLINUZ" -initrd "$INITRD" -append "$APPEND" \
 	-nographic -no-reboot < /dev/null 2>&1 |
 	tr -d '\r' | if [ "${VM_QUIET:-0}" = 1 ]; then cat > "$LOG"; else tee "$LOG"; fi

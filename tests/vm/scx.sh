@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/vm/scx.sh - scx_satfeed, the sched_ext scheduler of kmod-example/scx,
+# in the Debian 7.x guest (the first Debian kernel with sched_ext).
+#
+#   1. setup-kernel.sh (cached): the trixie-backports kernel and headers
+#   2. the engine binaries (make all) and scx_satfeed, built against the
+#      guest kernel's BTF (make -C kmod-example scx)
+#   3. an initramfs with busybox, bash, bpftool, the engine binaries,
+#      scx_satfeed and guest/scx-guest.sh as /test.sh
+#   4. boot.sh with 4 CPUs; the guest's checks (see guest/scx-guest.sh)
+#      decide, and boot.sh judges the console and dmesg
+#   5. here: the reserved CPUs and perf targets at each load level, from the
+#      guest's SCX-RESULT lines, into $VM_DIR/scx-result.txt
+#
+# Part of `make test` (tests/run.sh).  Run time: about 2-3 minutes.
+#
+# Usage: tests/vm/scx.sh [-T SECONDS] [-a 'SF_KEY=val ...']
+#   -a  guest settings (see the header of guest/scx-guest.sh)
+# Environment: VM_DIR (default build/vm), BUILD (default build), VM_QUIET=1.
+# Takes the test lock (/run/lock/satfeed-tests.lock, SF_LOCK) for the run.
+# Exit: 0 every guest check passed and the console is clean; 1 otherwise.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+TIMEOUT=${VM_TIMEOUT:-420}
+APPEND=
+while [ $# -gt 0 ]; do
+	case $1 in
+	-T) TIMEOUT=$2; shift ;;
+	-a) APPEND=$2; shift ;;
+	-h|--help) vm_help; exit 0 ;;
+	*) vm_die "unknown argument '$1' (see --help)" ;;
+	esac
+	shift
+done
+
+# sched_ext: Debian's 7.x kernels only
+vm_select_kernel trixie7
+vm_begin
+make -s -C "$ROOT" all >/dev/null
+SCX_OUT=$BUILD/kmod-example-$VM_KERNEL
+make -s -C "$ROOT/kmod-example" KMOD_OUT="$SCX_OUT" SCX_VMLINUX_BTF="$VMLINUX" \
+	scx >/dev/null
+
+BINS=(-b /bin/bash -b "$(command -v bpftool)" -b "$SCX_OUT/scx/scx_satfeed")
+for b in satfeed-loader satfeedctl sfserver sfload; do
+	[ -x "$BUILD/$b" ] || vm_die "$BUILD/$b missing (make all)"
+	BINS+=(-b "$BUILD/$b")
+done
+INITRD=$VM_DIR/scx-initrd.gz
+"$ROOT/tests/vm/mkinitramfs.sh" -o "$INITRD" \
+	-t "$ROOT/tests/vm/guest/scx-guest.sh" "${BINS[@]}" \
+	-f "$ROOT/tests/vm/guest/checks.sh:/checks.sh"
+
+LOG=$VM_DIR/scx-console.log
+rc=0
+"$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$INITRD" -T "$TIMEOUT" -c 4 \
+	-l "$LOG" -a "$APPEND" || rc=$?
+
+{
+	echo "scx_satfeed in the $KVER guest (4 CPUs, QEMU TCG)"
+	grep '^SCX-RESULT ' "$LOG" | sed 's/^SCX-RESULT /  /' || true
+} > "$VM_DIR/scx-result.txt"
+sed 's/^/vm: /' "$VM_DIR/scx-result.txt" >&2
+vm_log "scx run: $(( $(date +%s) - VM_START )) s"
+exit $rc
