@@ -8,7 +8,11 @@
 
 #include <stdio.h>
 
-static int sf_pass, sf_fail;
+/*
+ * One pair of counters per program, however many of its files check: each
+ * file's definition is weak and the linker keeps one.
+ */
+__attribute__((weak)) int sf_pass, sf_fail;
 
 #define ASSERT_TRUE(cond, fmt, ...)					\
 	({								\
