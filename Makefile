@@ -108,7 +108,15 @@ $(OUTPUT)/%.o: tests/unit/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/kernel -c $< -o $@
 
-$(OUTPUT)/%.o: tests/kernel/%.c | $(OUTPUT)
+# test_kernel, one file per topic (sfcompat32.c is the 32-bit target it
+# runs, built apart); its objects in a folder of their own
+TEST_KERNEL_SRCS := $(filter-out tests/kernel/sfcompat32.c,$(wildcard tests/kernel/*.c))
+TEST_KERNEL_OBJS := $(patsubst tests/kernel/%.c,$(OUTPUT)/test_kernel-objs/%.o,$(TEST_KERNEL_SRCS))
+
+$(OUTPUT)/test_kernel-objs:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/test_kernel-objs/%.o: tests/kernel/%.c | $(OUTPUT)/test_kernel-objs
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
 
@@ -144,8 +152,7 @@ $(OUTPUT)/sfload-objs/%.o: tools/workload/sfload/%.c | $(OUTPUT)/sfload-objs
 
 # Objects that include the skeleton need it generated first.
 $(OUTPUT)/satfeed-loader.o: $(OUTPUT)/satfeed.skel.h
-$(OUTPUT)/test_kernel.o: \
-	$(OUTPUT)/satfeed.skel.h $(OUTPUT)/satfeed_test.skel.h
+$(TEST_KERNEL_OBJS): $(OUTPUT)/satfeed.skel.h $(OUTPUT)/satfeed_test.skel.h
 $(SFBENCH_OBJS): $(OUTPUT)/satfeed.skel.h $(OUTPUT)/sfbench_empty.skel.h
 
 $(OUTPUT)/satfeed-loader: $(OUTPUT)/satfeed-loader.o $(LIB_OBJ) $(ENGINE_OBJ)
@@ -174,7 +181,7 @@ $(OUTPUT)/test_escape: $(OUTPUT)/test_escape.o $(OUTPUT)/sf_escape.o
 
 # test_kernel runs it (and test_cli.sh, and the guest): a 32-bit target,
 # static so that the guest needs no 32-bit libraries (gcc-multilib)
-$(OUTPUT)/test_kernel: $(OUTPUT)/test_kernel.o $(LIB_OBJ) $(ENGINE_OBJ) | \
+$(OUTPUT)/test_kernel: $(TEST_KERNEL_OBJS) $(LIB_OBJ) $(ENGINE_OBJ) | \
 		       $(OUTPUT)/sfcompat32
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
@@ -260,4 +267,5 @@ clean:
 	$(Q)rm -rf $(OUTPUT)
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/sfbench-objs/*.d \
-	$(OUTPUT)/sfserver-objs/*.d $(OUTPUT)/sfload-objs/*.d)
+	$(OUTPUT)/sfserver-objs/*.d $(OUTPUT)/sfload-objs/*.d \
+	$(OUTPUT)/test_kernel-objs/*.d)
