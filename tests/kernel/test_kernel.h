@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * test_kernel.h - what the parts of test_kernel share: the engine's setup
+ * (common.c) and each topic's entry point.  Internal to tests/kernel/;
+ * main.c describes the test.
+ */
+#ifndef __TEST_KERNEL_H
+#define __TEST_KERNEL_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <poll.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "sf_common.h"
+#include "sf_pins.h"
+#include "sf_target.h"
+#include "sf_progstats.h"
+#include "sf_engine.h"
+#include "sf_preempt.h"
+#include "satfeed.skel.h"
+#include "satfeed_test.skel.h"
+#include "window_math.h"
+#include "sf_test.h"
+
+struct satfeed_bpf *open_engine(__u32 shift, const char *const *progs);
+struct satfeed_bpf *start_engine(__u32 shift, bool understudies);
+bool engine_maps(struct satfeed_bpf *skel, struct sf_pins *p);
+int read_stream(const struct sf_pins *p, __u32 slot, __u32 stream,
+		struct satfeed_stream *st, bool locked);
+int watch_self(const struct sf_pins *p, int *slot);
+
+void test_window_feed(__u32 shift);
+void test_concurrency(bool understudies);
+void test_stale_wait(void);
+void test_fd_high_bits(void);
+void test_compat(void);
+void test_proc_exit(void);
+
+#endif /* __TEST_KERNEL_H */
