@@ -131,6 +131,17 @@ $(OUTPUT)/sfbench-objs/%.o: tests/bench/sfbench/%.c | $(OUTPUT)/sfbench-objs
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
 
+# satfeedctl, one file per concern; its objects in a folder of their own
+SATFEEDCTL_SRCS := $(wildcard tools/satfeedctl/*.c)
+SATFEEDCTL_OBJS := $(patsubst tools/satfeedctl/%.c,$(OUTPUT)/satfeedctl-objs/%.o,$(SATFEEDCTL_SRCS))
+
+$(OUTPUT)/satfeedctl-objs:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/satfeedctl-objs/%.o: tools/satfeedctl/%.c | $(OUTPUT)/satfeedctl-objs
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
+
 # sfserver and sfload, one file per concern in tools/workload/<tool>/, with
 # the headers they share in tools/workload/; each tool's objects in a folder
 # of their own
@@ -159,7 +170,7 @@ $(OUTPUT)/satfeed-loader: $(OUTPUT)/satfeed-loader.o $(LIB_OBJ) $(ENGINE_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_BPF) -o $@
 
-$(OUTPUT)/satfeedctl: $(OUTPUT)/satfeedctl.o $(OUTPUT)/sf_export.o $(LIB_OBJ)
+$(OUTPUT)/satfeedctl: $(SATFEEDCTL_OBJS) $(OUTPUT)/sf_export.o $(LIB_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lm -o $@
 
@@ -259,13 +270,13 @@ uninstall:
 
 format:
 	$(Q)clang-format -i bpf/*.[ch] loader/*.[ch] tools/*.[ch] tools/lib/*.[ch] \
-		tools/workload/*.[ch] tools/workload/*/*.[ch] tests/*/*.[ch] \
-		tests/*/progs/*.[ch]
+		tools/satfeedctl/*.[ch] tools/workload/*.[ch] \
+		tools/workload/*/*.[ch] tests/*/*.[ch] tests/*/progs/*.[ch]
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))
 	$(Q)rm -rf $(OUTPUT)
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/sfbench-objs/*.d \
-	$(OUTPUT)/sfserver-objs/*.d $(OUTPUT)/sfload-objs/*.d \
-	$(OUTPUT)/test_kernel-objs/*.d)
+	$(OUTPUT)/satfeedctl-objs/*.d $(OUTPUT)/sfserver-objs/*.d \
+	$(OUTPUT)/sfload-objs/*.d $(OUTPUT)/test_kernel-objs/*.d)

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * satfeedctl.h - what satfeedctl's files share: the parsed command line,
+ * the error message, the report of what the kernel skipped, the output
+ * that show and targets both print, and the commands of the command table
+ * (main.c).
+ */
+#ifndef SATFEEDCTL_H
+#define SATFEEDCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include "sf_pins.h"
+#include "sf_progstats.h"
+#include "sf_target.h"
+
+#define PROG "satfeedctl"
+
+/* Everything the command line says, parsed before any pin is opened. */
+struct args {
+	const char *root;	/* --bpffs */
+	struct sf_selector sel;	/* --pid / --cgroup; FREE with --all */
+	const char *vanished;	/* --cgroup of a directory removed since */
+	bool all;		/* --all */
+	bool json;		/* --json */
+	bool repair;		/* --repair */
+	__u32 sc_mask;		/* syscalls that count (add) */
+	double interval;	/* --interval, seconds */
+	long count;		/* --count, 0: until interrupted */
+	const char *listen;	/* --listen */
+	bool allow_remote;	/* --allow-remote */
+	const char *textfile;	/* --textfile */
+};
+
+int fail(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ---- what the kernel skipped (skips.c) ---- */
+
+/* The engine programs' recursion misses, read once per view. */
+struct skips {
+	struct sf_prog_stats prog[SF_PROG_STATS_MAX];
+	int n;			/* programs, or -errno */
+	__u64 total;
+	__u64 stream[SATFEED_NR_STREAMS];
+	__u64 begin_ns;		/* every skip up to here is counted ... */
+	__u64 end_ns;		/* ... and none after here */
+};
+
+void skips_read(const struct sf_pins *p, struct skips *k);
+void skips_warn(FILE *f, const struct sf_pins *p, const struct skips *k,
+		const char *prefix);
+void json_skips(const struct skips *k);
+
+/* ---- output (show.c) ---- */
+
+const char *text_str(char *buf, size_t len, const char *s, size_t max);
+void json_target_head(__u32 slot, const struct satfeed_target *t);
+
+/* ---- the commands ---- */
+
+/* targets.c */
+int cmd_add(struct sf_pins *p, const struct args *a);
+int cmd_remove(struct sf_pins *p, const struct args *a);
+int cmd_targets(struct sf_pins *p, const struct args *a);
+/* show.c */
+int cmd_show(struct sf_pins *p, const struct args *a);
+int cmd_watch(struct sf_pins *p, const struct args *a);
+/* check.c */
+int cmd_check(struct sf_pins *unused, const struct args *a);
+
+#endif /* SATFEEDCTL_H */
