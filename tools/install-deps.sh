@@ -39,7 +39,7 @@ declare -A main=(
 	[build]="clang-19 llvm-19 gcc make pkg-config zlib1g-dev"
 	[run]="python3"
 	[test]="python3 iproute2 util-linux procps strace memcached prometheus
-		prometheus-node-exporter gcc-multilib libc6-dev-i386"
+		prometheus-node-exporter gcc-multilib libc6-dev-i386 systemd"
 	[bench]="bpftrace memcached python3"
 	[validate]="memcached gnuplot-nox python3 iproute2"
 	[vm]="qemu-system-x86 busybox-static gcc-12 make pahole cpio gzip kmod libc6-dev libssl3 zlib1g
