@@ -53,12 +53,4 @@ for rate in 2000 8000 16000; do
 done
 echo
 echo "The same, as JSON (satfeedctl show --json), abridged:"
-"$B/satfeedctl" show --json | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-for t in d["targets"]:
-    print(json.dumps({k: t[k] for k in ("pid", "comm", "state")}))
-    for s in ("send", "recv", "poll"):
-        v = {k: t[s].get(k) for k in ("seq", "samples", "mean_ns", "var_ns2", "rps")}
-        print(" ", s, json.dumps({k: x for k, x in v.items() if x is not None}))
-'
+"$B/satfeedctl" show --json | python3 tools/demo_excerpt.py

@@ -12,6 +12,15 @@
       the latest scraped counters and gauges of TARGET equal show --json's
   query PROM PROMQL
       an instant query; prints "LABELS VALUE" per series
+  label PROM PROMQL NAME
+      the same query; prints the value of the label NAME per series
+  rules PROM
+      the health of every alerting and recording rule Prometheus loaded
+  scrape PROM
+      the health and last error of Prometheus' (first) scrape target
+  age TIMESTAMP MAX
+      "yes" when the Unix time TIMESTAMP is 0 to MAX s before now, else
+      how long before now it is
   slow URL IDLE PARTIAL NOREAD
       open IDLE connections that send nothing, PARTIAL that send half a
       request, NOREAD that send a whole request and never read the answer,
@@ -60,6 +69,12 @@ def query(prom, promql, at=None):
     if j.get("status") != "success":
         raise SystemExit("query %s: %s" % (promql, j))
     return j["data"]["result"]
+
+
+def api(prom, endpoint):
+    """The data of Prometheus' /api/v1/ENDPOINT."""
+    with urllib.request.urlopen(prom + "/api/v1/" + endpoint) as r:
+        return json.load(r)["data"]
 
 
 def by_stream(result):
@@ -192,6 +207,18 @@ def main():
     elif cmd == "query":
         for r in query(args[0], args[1]):
             print(json.dumps(r["metric"], sort_keys=True), r["value"][1])
+    elif cmd == "label":
+        for r in query(args[0], args[1]):
+            print(r["metric"][args[2]])
+    elif cmd == "rules":
+        print(" ".join(r["health"] for g in api(args[0], "rules")["groups"]
+                       for r in g["rules"]))
+    elif cmd == "scrape":
+        t = api(args[0], "targets")["activeTargets"][0]
+        print(json.dumps(t["health"]), json.dumps(t["lastError"]))
+    elif cmd == "age":
+        d = time.time() - float(args[0])
+        print("yes" if 0 <= d < float(args[1]) else d)
     elif cmd == "slow":
         slow(args[0], *map(int, args[1:4]))
     elif cmd == "latency":

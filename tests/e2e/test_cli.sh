@@ -34,7 +34,7 @@ jget() { sf_json_get "$1" "$2"; }
 pinned_ids() {
 	local f
 	for f in "$SF_PIN_ROOT"/progs/*; do
-		bpftool prog show pinned "$f" -j | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'
+		bpftool prog show pinned "$f" -j | sf_json_fields id
 	done | sort -n | tr '\n' ' '
 }
 
@@ -205,9 +205,7 @@ if [ -n "$V1" ]; then
 fi
 
 # a thread id that is not a tgid
-sf_bg python3 -c 'import threading, time
-threading.Thread(target=time.sleep, args=(300,), daemon=True).start()
-time.sleep(300)'
+sf_bg python3 "$SF_REPO/tests/e2e/two_threads.py"
 MT=$BG_PID
 TID=
 for i in $(seq 1 50); do
@@ -226,11 +224,11 @@ sf_kill "$MT"
 ASSERT_EQ "errors added nothing" '{"targets":[]}' "$("$CTL" targets --json)"
 
 # ABI mismatch: rewrite sf_info's abi_version to 99 with bpftool
-ORIG=$(python3 -c 'import json,sys; print(" ".join(b[2:] for b in json.loads(sys.argv[1])["value"]))' "$INFO1")
+ORIG=$(jget "$INFO1" '" ".join(b[2:] for b in j["value"])')
 BAD="63 00 00 00 ${ORIG#?? ?? ?? ?? }"
 if bpftool map update pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 value hex $BAD; then
 	ASSERT_EQ "sf_info now says ABI 99" 99 \
-		"$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 -j | python3 -c 'import json,sys; print(json.load(sys.stdin)["formatted"]["value"]["abi_version"])')"
+		"$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 -j | sf_json_fields formatted.value.abi_version)"
 	CHECK_ERR "ABI mismatch: show" 5 "ABI mismatch.*ABI 99.*ABI 1" "$CTL" show
 	CHECK_ERR "ABI mismatch: add" 5 "ABI mismatch" "$CTL" add --pid $$
 	CHECK_ERR "ABI mismatch: targets --json" 5 "ABI mismatch" "$CTL" targets --json
@@ -262,8 +260,7 @@ unplant() {
 }
 # pin_field NAME FIELD: bytes_key, bytes_value or max_entries of a pin
 pin_field() {
-	bpftool map show pinned "$SF_PIN_ROOT/$1" -j |
-		python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$2"
+	bpftool map show pinned "$SF_PIN_ROOT/$1" -j | sf_json_fields "$2"
 }
 
 SNAP_LOADED=$SNAP
@@ -393,11 +390,8 @@ else
 		"$(jget "$("$CTL" targets --json)" '"%s %s %s" % (j["targets"][0]["cgroup"], j["targets"][0]["path"], j["targets"][0]["state"])')"
 	ASSERT_TRUE "traffic in the cgroup: sendto 5000" sf_traffic sendto 5000
 	# the same traffic from outside the cgroup must not count
-	ASSERT_TRUE "traffic outside the cgroup" python3 -c '
-import socket
-a, b = socket.socketpair()
-for _ in range(1000):
-    a.send(b"x"); b.recv(1)'
+	ASSERT_TRUE "traffic outside the cgroup" \
+		sh -c 'echo "sendto 1000" | python3 "$1"' _ "$SF_LIB/traffic.py"
 	ASSERT_OK "show --cgroup --json" "$CTL" show --json --cgroup "$CG"
 	J=$OUT
 	ASSERT_EQ "cgroup: send/recv calls = 5000 (nothing from outside)" "5000 5000" \
@@ -435,14 +429,8 @@ else
 	ASSERT_OK "show (table) after rmdir" "$CTL" show
 	ASSERT_MATCH "show table: (gone)" "cgroup \(gone\) /satfeed-gone-" "$OUT"
 	ASSERT_EQ "the engine marked it gone (state 1, gone_ns set) and unindexed it" "1 yes 0" \
-		"$(bpftool map dump -j pinned "$SF_PIN_ROOT/sf_targets" | python3 -c '
-import json, subprocess, sys
-ix = json.loads(subprocess.run(["bpftool", "map", "dump", "-j", "pinned",
-    "'"$SF_PIN_ROOT"'/sf_cgrp_index"], capture_output=True).stdout)
-for e in json.load(sys.stdin):
-    v = e["formatted"]["value"]
-    if v["kind"] == 2:
-        print(v["state"], "yes" if v["gone_ns"] > 0 else "no", len(ix))')"
+		"$(bpftool map dump -j pinned "$SF_PIN_ROOT/sf_targets" |
+			python3 "$SF_REPO/tests/e2e/target_gone.py" cgroup "$SF_PIN_ROOT/sf_cgrp_index")"
 	ASSERT_OK "remove the gone cgroup by its old path" "$CTL" remove --cgroup "$CG"
 	ASSERT_MATCH "remove: message" "removed 1 target" "$OUT"
 	ASSERT_EQ "no target left" 0 "$(jget "$("$CTL" targets --json)" 'len(j["targets"])')"
@@ -465,7 +453,8 @@ else
 		"$CTL" add --cgroup "$DEEP"
 	ASSERT_TRUE "rmdir the deep cgroups" sh -c "find '$TOP' -mindepth 1 -depth -type d -exec rmdir {} +"
 	# /NAME below the mount: 95 characters fit a target, 96 do not
-	LONG=$(python3 -c 'import sys; print(sys.argv[1].ljust(94, "l"))' "sflong-$$-")
+	LONG=sflong-$$-
+	while [ ${#LONG} -lt 94 ]; do LONG+=l; done
 	sf_cgroup_make "$LONG" || sf_fail "mkdir a cgroup with a 95-character path"
 	FITS=$CG_DIR
 	sf_cgroup_make "${LONG}x" || sf_fail "mkdir a cgroup with a 96-character path"
@@ -504,12 +493,8 @@ ASSERT_OK "show (table) after exit" "$CTL" show
 ASSERT_MATCH "show table: (gone)" "pid $G sleep \(gone\)" "$OUT"
 CHECK_ERR "show --pid of the exited process" 6 "$G has exited" "$CTL" show --pid "$G"
 ASSERT_EQ "the engine marked it gone (sf_targets state 1, gone_ns set)" "1 yes" \
-	"$(bpftool map dump -j pinned "$SF_PIN_ROOT/sf_targets" | python3 -c '
-import json, sys
-for e in json.load(sys.stdin):
-    v = e["formatted"]["value"]
-    if v["kind"] == 1 and v["id"] == '"$G"':
-        print(v["state"], "yes" if v["gone_ns"] > 0 else "no")')"
+	"$(bpftool map dump -j pinned "$SF_PIN_ROOT/sf_targets" |
+		python3 "$SF_REPO/tests/e2e/target_gone.py" pid "$G")"
 ASSERT_OK "remove the gone pid" "$CTL" remove --pid "$G"
 
 ######################################################################

@@ -111,10 +111,12 @@ for rate in $RATES; do
 	# enough load for MIN_WINDOWS whole windows plus the two cut at the edges,
 	# and at least 6 s: a stall of the VM just before the last window closes
 	# shifts its end by the backlog, an error of stall/span on RPS_obs
-	dur=$(python3 -c "import math; print(max(6, math.ceil(($MIN_WINDOWS + 2.5) * 2048 / $rate)))")
+	# seconds: max(6, ceil((MIN_WINDOWS + 2.5) * 2048 / rate))
+	dur=$((((2 * MIN_WINDOWS + 5) * 1024 + rate - 1) / rate))
+	[ "$dur" -ge 6 ] || dur=6
 	sf_log "rate $rate req/s for $dur s"
 	J=$(python3 "$SF_REPO/tests/e2e/rate_run.py" "$CTL" "$SFLOAD" "$SRV" "$PORT" "$rate" "$dur" 2>"$SF_TMP/run.err")
-	if ! printf '%s' "$J" | python3 -c 'import json,sys; json.load(sys.stdin)' 2>/dev/null; then
+	if ! printf '%s' "$J" | sf_json_fields >/dev/null 2>&1; then
 		sf_fail "rate $rate: run" "output: $J" "stderr: $(head -c 2000 "$SF_TMP/run.err")"
 		continue
 	fi

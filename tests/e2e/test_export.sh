@@ -168,15 +168,11 @@ SPORT=$(cat "$PORTF" 2>/dev/null)
 [ -n "$SPORT" ] || { sf_fail "sfserver started" "no port file"; sf_finish; }
 ASSERT_OK "add sfserver ($SRV)" "$CTL" add --pid "$SRV"
 # 62 idle targets, and one whose comm holds '"', '\', a newline and a
-# byte that is not UTF-8 (a process names itself as it likes)
-cat >"$SF_TMP/oddcomm.py" <<'EOF'
-import ctypes, sys, time
-ctypes.CDLL(None).prctl(15, b'q"b\\c\nd\xff', 0, 0, 0)
-print("named", flush=True)
-time.sleep(600)
-EOF
+# byte that is not UTF-8 (a process names itself as it likes):
+# q " b \ c \n d \xff
 IDLE=()
-python3 "$SF_TMP/oddcomm.py" >"$SF_TMP/oddcomm.out" &
+python3 "$SF_REPO/tests/e2e/set_comm.py" 7122625c630a64ff prctl \
+	"$SF_TMP/oddcomm.ready" &
 ODD=$!
 IDLE+=($ODD)
 sf_track $ODD
@@ -186,7 +182,7 @@ for i in $(seq 1 62); do
 	sf_track $!
 done
 for _ in $(seq 1 50); do
-	grep -q named "$SF_TMP/oddcomm.out" && break
+	[ -e "$SF_TMP/oddcomm.ready" ] && break
 	sleep 0.1
 done
 added=0
@@ -273,7 +269,7 @@ ASSERT_EQ "prometheus: the exporter's target is up" 1 \
 NSCRAPES=$(chk query "$PROM" 'count_over_time(satfeed_up[15s])' | awk '{ print $NF }')
 ASSERT_EQ "prometheus: >= 10 scrapes in 15 s" yes "$([ "${NSCRAPES:-0}" -ge 10 ] && echo yes || echo "no ($NSCRAPES)")"
 ASSERT_EQ "prometheus: the odd comm stored as the terminal shows it" 'q"b\\c\x0ad\xff' \
-	"$(chk query "$PROM" "satfeed_target_info{target=\"$ODD\"}" | python3 -c 'import json, sys; print(json.loads(sys.stdin.read().rsplit(" ", 1)[0])["comm"])')"
+	"$(chk label "$PROM" "satfeed_target_info{target=\"$ODD\"}" comm)"
 ASSERT_EQ "prometheus: 64 targets stored" 64 \
 	"$(chk query "$PROM" 'satfeed_targets' | awk '{ print $NF }')"
 sf_run chk windows "$PROM" "$SRV" "$SF_TMP/show-windows.json" 20
@@ -300,7 +296,7 @@ else
 fi
 LAST=$(chk query "$PROM" "satfeed_last_event_timestamp_seconds{target=\"$SRV\",stream=\"send\"}" | awk '{ print $NF }')
 ASSERT_EQ "last event: within 10 s before now" yes \
-	"$(python3 -c "import time; d = time.time() - $LAST; print('yes' if 0 <= d < 10 else d)")"
+	"$(chk age "$LAST" 10)"
 
 # the exposition itself
 scrape "$URL"
@@ -321,15 +317,9 @@ scrape "$URL" 'application/openmetrics-text;q=0,text/plain;q=1'
 ASSERT_EQ "OpenMetrics at q=0 is not chosen" "text/plain; version=0.0.4; charset=utf-8" "$CTYPE"
 # Prometheus asks with that Accept header; its target health says it parsed
 ASSERT_EQ "prometheus: the example alert rules evaluate without an error" "ok ok ok" \
-	"$(python3 -c '
-import json, sys, urllib.request
-g = json.load(urllib.request.urlopen(sys.argv[1] + "/api/v1/rules"))["data"]["groups"]
-print(" ".join(r["health"] for x in g for r in x["rules"]))' "$PROM")"
+	"$(chk rules "$PROM")"
 ASSERT_EQ "prometheus scraped (OpenMetrics) without an error" '"up" ""' \
-	"$(python3 -c '
-import json, sys, urllib.request
-t = json.load(urllib.request.urlopen(sys.argv[1] + "/api/v1/targets"))["data"]["activeTargets"][0]
-print(json.dumps(t["health"]), json.dumps(t["lastError"]))' "$PROM")"
+	"$(chk scrape "$PROM")"
 
 ######################################################################
 sf_log "--- GET only; slow clients ---"
@@ -377,18 +367,7 @@ ASSERT_EQ "satfeed.prom written at start" yes "$([ -s "$TF/satfeed.prom" ] && ec
 ASSERT_TRUE "promtool accepts satfeed.prom" sh -c "promtool check metrics <'$TF/satfeed.prom'"
 M1=$(stat -c %y "$TF/satfeed.prom")
 # read it over and over while it is rewritten: every read is a whole file
-sf_run python3 -c '
-import sys, time
-path, end, reads, sizes = sys.argv[1], time.monotonic() + 1.5, 0, set()
-while time.monotonic() < end:
-    with open(path) as f:
-        text = f.read()
-    lines = text.split("\n")
-    if not text.endswith("\n") or not lines[0].startswith("# HELP satfeed_up"):
-        sys.exit("torn read: %r" % text[-200:])
-    sizes.add(len(lines))
-    reads += 1
-print(reads, "reads,", len(sizes), "line count(s)")' "$TF/satfeed.prom"
+sf_run python3 "$SF_REPO/tests/e2e/textfile_reads.py" "$TF/satfeed.prom"
 ASSERT_MATCH "read while rewritten: never torn, always the same lines" '^[0-9]+ reads, 1 line count\(s\)$' "$OUT$ERR"
 ASSERT_NE "rewritten every --interval" "$M1" "$(stat -c %y "$TF/satfeed.prom")"
 ASSERT_EQ "no temporary file left beside it" "satfeed.prom" "$(ls -A "$TF")"
@@ -437,7 +416,7 @@ ASSERT_EQ "reloaded: the new engine's windows" \
 	"$(value "satfeed_windows_total\{kind=\"pid\",target=\"$SRV\",comm=\"sfserver\",stream=\"send\"\}")"
 
 INFO=$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 -j)
-ORIG=$(python3 -c 'import json,sys; print(" ".join(b[2:] for b in json.loads(sys.argv[1])["value"]))' "$INFO")
+ORIG=$(sf_json_get "$INFO" '" ".join(b[2:] for b in j["value"])')
 if bpftool map update pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 value hex 63 00 00 00 ${ORIG#?? ?? ?? ?? }; then
 	scrape "$URL"
 	ASSERT_EQ "ABI mismatch: satfeed_up 0" 0 "$(value satfeed_up)"

@@ -76,11 +76,7 @@ faults() {
 
 # the active targets as "id:syscalls" lines, sorted
 targets() {
-	C targets --json | python3 -c '
-import json, sys
-for t in json.load(sys.stdin)["targets"]:
-    if t["state"] == "active":
-        print("%s:%s" % (t.get("pid", t.get("cgroup")), t["syscalls"]))' | sort
+	C targets --json | python3 "$SF_REPO/tests/e2e/active_targets.py" | sort
 }
 
 ######################################################################
@@ -130,14 +126,14 @@ ASSERT_OK "add with --poll" C add --pid "$P2" --poll epoll_wait,poll
 ASSERT_OK "add one to exit" C add --pid "$P3"
 sf_kill "$P3"
 BEFORE=$(targets)
-PROGS_BEFORE=$(bpftool prog show pinned "$ROOT/progs/sf_proc_exit" -j | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+PROGS_BEFORE=$(bpftool prog show pinned "$ROOT/progs/sf_proc_exit" -j | sf_json_fields id)
 ASSERT_OK "load --replace" L --replace load
 ASSERT_MATCH "load --replace: says what it carried" \
 	"carried 2 targets over, dropped 1" "$OUT"
 ASSERT_EQ "load --replace: the same targets with the same syscalls" \
 	"$BEFORE" "$(targets)"
 ASSERT_NE "load --replace: a new engine" "$PROGS_BEFORE" \
-	"$(bpftool prog show pinned "$ROOT/progs/sf_proc_exit" -j | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')"
+	"$(bpftool prog show pinned "$ROOT/progs/sf_proc_exit" -j | sf_json_fields id)"
 ASSERT_OK "load --replace: consistent" C check
 ASSERT_EQ "load --replace: no swap directory left" "" "$(ls -d "$SWAP" 2>/dev/null)"
 ASSERT_RC "a replace that fails" 1 L --replace --btf /nonexistent load

@@ -189,17 +189,6 @@ sf_log "--- comm bytes a watched process chooses ---"
 # Every byte value 1..255, 15 to a comm (runs of consecutive values never
 # form UTF-8), and a name the kernel cuts mid-character at 15 bytes.  Half
 # are set with prctl(PR_SET_NAME), half by writing /proc/self/comm.
-SET_COMM='
-import ctypes, sys, time
-name = bytes.fromhex(sys.argv[1])
-if sys.argv[2] == "prctl":
-    ctypes.CDLL(None).prctl(15, ctypes.c_char_p(name), 0, 0, 0)
-else:
-    with open("/proc/self/comm", "wb") as f:
-        f.write(name)
-open(sys.argv[3], "w").close()
-time.sleep(600)
-'
 NAMES=()
 for ((b = 1; b < 256; b += 15)); do
 	hex=
@@ -215,7 +204,7 @@ i=0
 for hex in "${NAMES[@]}"; do
 	how=prctl
 	[ $((i % 2)) = 1 ] && how=proc
-	sf_bg python3 -c "$SET_COMM" "$hex" "$how" "$SF_TMP/ready.$i"
+	sf_bg python3 "$SF_REPO/tests/e2e/set_comm.py" "$hex" "$how" "$SF_TMP/ready.$i"
 	for _ in $(seq 1 100); do
 		[ -e "$SF_TMP/ready.$i" ] && break
 		sleep 0.05
@@ -226,40 +215,21 @@ for hex in "${NAMES[@]}"; do
 	i=$((i + 1))
 done
 ASSERT_EQ "every odd-comm process watched" "${#NAMES[@]}" \
-	"$("$CTL" --bpffs "$ROOT" targets --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["targets"]))')"
+	"$(sf_json_get "$("$CTL" --bpffs "$ROOT" targets --json)" 'len(j["targets"])')"
 
 # strict: the bytes must be UTF-8 and the text JSON; each comm must decode
 # to its first 15 bytes (the kernel's cut), none of which forms a UTF-8
 # sequence here, so each reads as the Latin-1 code point of its value
-CHECK_JSON='
-import json, sys
-doc = sys.stdin.buffer.read()
-j = json.loads(doc.decode("utf-8", errors="strict"))
-got = {t["pid"]: t["comm"] for t in j["targets"]}
-bad = []
-for w in sys.argv[1:]:
-    pid, hexname = w.split("=")
-    want = bytes.fromhex(hexname)[:15].decode("latin-1")
-    if got.get(int(pid)) != want:
-        bad.append("%s: got %r want %r" % (pid, got.get(int(pid)), want))
-print("\n".join(bad) if bad else "ok")
-'
 for cmd in "show --json" "targets --json"; do
 	sf_run "$CTL" --bpffs "$ROOT" $cmd
 	ASSERT_EQ "$cmd: exit 0" 0 "$RC"
 	ASSERT_EQ "$cmd: valid UTF-8 JSON, every comm decodes to its bytes" ok \
-		"$("$CTL" --bpffs "$ROOT" $cmd | python3 -c "$CHECK_JSON" "${WATCHED[@]}" 2>&1 | tail -5)"
+		"$("$CTL" --bpffs "$ROOT" $cmd | python3 "$SF_REPO/tests/e2e/comm_check.py" json "${WATCHED[@]}" 2>&1 | tail -5)"
 done
 # the table: printable ASCII and newlines only, whatever the comm holds
-CHECK_TEXT='
-import sys
-doc = sys.stdin.buffer.read()
-bad = sorted(set(b for b in doc if not (0x20 <= b < 0x7f or b == 0x0a)))
-print("ok" if doc and not bad else "raw bytes %s" % bad)
-'
 for cmd in show targets; do
 	ASSERT_EQ "$cmd: no control character or raw byte >= 0x80" ok \
-		"$("$CTL" --bpffs "$ROOT" $cmd | python3 -c "$CHECK_TEXT" 2>&1)"
+		"$("$CTL" --bpffs "$ROOT" $cmd | python3 "$SF_REPO/tests/e2e/comm_check.py" text 2>&1)"
 done
 ASSERT_MATCH "targets: an escaped comm is shown" '\\x1b' \
 	"$("$CTL" --bpffs "$ROOT" targets)"
@@ -297,49 +267,12 @@ ASSERT_EQ "port file: no temporary file left beside it" port \
 	"$(cd "$PFDIR" && ls -A | grep -v '^port\.tmp\.' | tr '\n' ' ' | sed 's/ $//')"
 rm -rf "$PFDIR"
 
-# SF_CLIENT PORT MODE: a python3 client; "work" asks for 5 s of work in one
-# request; "emfile" holds 12 connections (more than the server's fds allow)
-# for 1.5 s, prints the CPU time the server used meanwhile, closes them and
-# makes one request on a new connection
-SF_CLIENT='
-import os, socket, struct, sys, time
-port, mode = int(sys.argv[1]), sys.argv[2]
-def request(work):
-    s = socket.create_connection(("127.0.0.1", port), timeout=10)
-    t = time.monotonic()
-    s.sendall(struct.pack("<QQII8x", 7, 1, work, 0))
-    r = b""
-    while len(r) < 32:
-        b = s.recv(32 - len(r))
-        if not b:
-            break
-        r += b
-    s.close()
-    return time.monotonic() - t, struct.unpack("<QQII8x", r)[2]
-def cpu_ticks(pid):
-    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
-    return int(f[11]) + int(f[12])
-if mode == "work":
-    took, spun = request(5000000)
-    print("%s %d" % ("fast" if took < 1 else "slow %.1f s" % took, spun))
-else:
-    pid = int(sys.argv[3])
-    held = [socket.create_connection(("127.0.0.1", port)) for _ in range(12)]
-    time.sleep(0.3)
-    t0 = cpu_ticks(pid)
-    time.sleep(1.5)
-    used = cpu_ticks(pid) - t0
-    for s in held:
-        s.close()
-    took, spun = request(0)
-    print("cpu %s served" % ("low" if used < 30 else "%d ticks" % used))
-'
 sf_bg bash -c 'exec "$@" >/dev/null' _ \
 	"$SFSERVER" -q --port 0 --port-file "$SF_TMP/port.work"
 SRV=$BG_PID
 if PORT=$(wait_port "$SF_TMP/port.work"); then
 	ASSERT_EQ "a request asking for 5 s of work gets the 10 ms cap" "fast 10000" \
-		"$(python3 -c "$SF_CLIENT" "$PORT" work 2>&1)"
+		"$(python3 "$SF_REPO/tests/e2e/sfserver_client.py" "$PORT" work 2>&1)"
 else
 	sf_fail "sfserver wrote its port file"
 fi
@@ -350,7 +283,7 @@ sf_bg bash -c 'ulimit -n 12 && exec "$@" >/dev/null 2>"$0"' "$SF_TMP/emfile.err"
 SRV=$BG_PID
 if PORT=$(wait_port "$SF_TMP/port.emfile"); then
 	ASSERT_EQ "accept out of fds: no spinning, served once fds are free" \
-		"cpu low served" "$(python3 -c "$SF_CLIENT" "$PORT" emfile "$SRV" 2>&1)"
+		"cpu low served" "$(python3 "$SF_REPO/tests/e2e/sfserver_client.py" "$PORT" emfile "$SRV" 2>&1)"
 	ASSERT_MATCH "accept out of fds: said once" \
 		'^sfserver: accept: Too many open files; retrying every 100 ms$' \
 		"$(head -c 4000 "$SF_TMP/emfile.err")"

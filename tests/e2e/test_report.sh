@@ -25,9 +25,14 @@ fi
 
 jget() { sf_json_get "$1" "$2"; }
 
-# the names pinned under ROOT/progs, as a Python list literal
+# the names pinned under ROOT/progs, sorted, as a Python list literal (how
+# jget prints a list): ['sf_a', 'sf_b']
 pinned_names() {
-	ls "$SF_PIN_ROOT/progs" | python3 -c 'import sys; print(sorted(sys.stdin.read().split()))'
+	local n list=
+	while read -r n; do
+		list+="${list:+, }'$n'"
+	done < <(ls "$SF_PIN_ROOT/progs" | LC_ALL=C sort)
+	echo "[$list]"
 }
 
 # miss N: N calls the test program turns into N recursion misses
@@ -94,7 +99,7 @@ sf_log "--- a program the kernel skips, pinned among the engine's ---"
 ASSERT_OK "test program loads and attaches (bpftool autoattach)" \
 	bpftool prog loadall "$RECURSION_OBJ" "$SF_PIN_ROOT/links" autoattach
 ID=$(bpftool link show pinned "$SF_PIN_ROOT/links/sf_recursion" -j |
-	python3 -c 'import json,sys; print(json.load(sys.stdin)["prog_id"])')
+	sf_json_fields prog_id)
 ASSERT_OK "pin it as ROOT/progs/sf_recursion" \
 	bpftool prog pin id "$ID" "$SF_PIN_ROOT/progs/sf_recursion"
 ASSERT_OK "show before any miss" "$CTL" show
@@ -147,7 +152,7 @@ ASSERT_EQ "json: names every pinned program" \
 ASSERT_EQ "json: per stream, 5 each" "5 5 5" \
 	"$(jget "$J" '"%d %d %d" % tuple(j["targets"][0][s]["kernel_skipped"] for s in ("send", "recv", "poll"))')"
 ASSERT_EQ "json: the kernel's own count (bpftool) agrees" 5 \
-	"$(bpftool prog show pinned "$SF_PIN_ROOT/progs/sf_recursion" -j | python3 -c 'import json,sys; print(json.load(sys.stdin).get("recursion_misses", 0))')"
+	"$(bpftool prog show pinned "$SF_PIN_ROOT/progs/sf_recursion" -j | sf_json_fields recursion_misses=0)"
 ASSERT_OK "satfeed-loader check" "$LOADER" check
 ASSERT_EQ "check: the total and what it means" \
 	"skipped runs:  5 since load (recursion misses): events may be missing from the windows" \

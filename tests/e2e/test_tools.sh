@@ -391,11 +391,7 @@ if [ -x "$MEMCACHED" ]; then
 	"$MEMCACHED" -l 127.0.0.1 -p "$MPORT" -U 0 -t 1 -m 64 -u nobody \
 		>"$TMP/memcached.out" 2>&1 &
 	PIDS+=("$!")
-	for i in $(seq 100); do
-		python3 -c "import socket; socket.create_connection(('127.0.0.1', $MPORT), 0.1)" \
-			2>/dev/null && break
-		sleep 0.05
-	done
+	sf_wait_port "$MPORT" || true
 	if "$TMP/sfload" --proto memcached --rate 2000 --duration 2 \
 		--keys 500 --set-ratio 0.1 --json "127.0.0.1:$MPORT" \
 		>"$TMP/mc.json" 2>"$TMP/mc.err" &&

@@ -287,6 +287,11 @@ sf_unload_quiet() { "$LOADER" unload >/dev/null 2>&1; }
 # sf_json_get JSON PYEXPR: evaluate PYEXPR with j = the parsed JSON.
 sf_json_get() { python3 "$SF_LIB/json_get.py" "$1" "$2" 2>&1; }
 
+# sf_json_fields PATH[=DEFAULT]...: the values at PATHs (keys.0.key) of the
+# JSON on stdin, e.g. `bpftool prog show pinned P -j | sf_json_fields id`;
+# with no PATH, only whether stdin is one JSON document (exit status).
+sf_json_fields() { python3 "$SF_LIB/json_fields.py" "$@"; }
+
 # ---- begin / end ----
 
 sf_cleanup() {
