@@ -23,7 +23,11 @@
 #endif
 #include "satfeed_syscalls.h"
 
-#define SATFEED_ABI_VERSION	1
+/*
+ * 2: the pinned sf_understudy map (satfeed_understudy), and a cgroup target
+ * is marked SATFEED_STATE_GONE when its directory is removed.
+ */
+#define SATFEED_ABI_VERSION	2
 
 /* Pin names, relative to the bpffs root (default SATFEED_DEFAULT_ROOT). */
 #define SATFEED_DEFAULT_ROOT	"/sys/fs/bpf/satfeed"

@@ -152,7 +152,8 @@ ASSERT_OK "load" "$LOADER" load
 scrape "$URL"
 ASSERT_EQ "engine loaded: satfeed_up 1 at the next scrape" 1 "$(value satfeed_up)"
 ASSERT_MATCH "engine loaded: logged once" "reading the engine at $SF_PIN_ROOT \(satfeed_up 1\)" "$(cat "$EXP_STDERR")"
-ASSERT_EQ "engine info" 1 "$(value 'satfeed_engine_info\{abi_version="1",attach_mode="[a-z_]+",window_samples="2048",history="16",max_targets="64"\}')"
+ABI=$(awk '/^#define SATFEED_ABI_VERSION/ { print $3 }' "$SF_REPO/bpf/satfeed.h")
+ASSERT_EQ "engine info" 1 "$(value 'satfeed_engine_info\{abi_version="'"$ABI"'",attach_mode="[a-z_]+",window_samples="2048",history="16",max_targets="64"\}')"
 ASSERT_EQ "no targets yet" 0 "$(value satfeed_targets)"
 
 ######################################################################
