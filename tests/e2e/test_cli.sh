@@ -229,7 +229,7 @@ BAD="63 00 00 00 ${ORIG#?? ?? ?? ?? }"
 if bpftool map update pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 value hex $BAD; then
 	ASSERT_EQ "sf_info now says ABI 99" 99 \
 		"$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 -j | sf_json_fields formatted.value.abi_version)"
-	CHECK_ERR "ABI mismatch: show" 5 "ABI mismatch.*ABI 99.*ABI 1" "$CTL" show
+	CHECK_ERR "ABI mismatch: show" 5 "ABI mismatch.*ABI 99.*ABI $(awk '/^#define SATFEED_ABI_VERSION/ { print $3 }' "$SF_REPO/bpf/satfeed.h")\b" "$CTL" show
 	CHECK_ERR "ABI mismatch: add" 5 "ABI mismatch" "$CTL" add --pid $$
 	CHECK_ERR "ABI mismatch: targets --json" 5 "ABI mismatch" "$CTL" targets --json
 	ASSERT_EQ "ABI mismatch: nothing on stdout" "" "$OUT"
