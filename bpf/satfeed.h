@@ -26,8 +26,11 @@
 /*
  * 2: the pinned sf_understudy map (satfeed_understudy), and a cgroup target
  * is marked SATFEED_STATE_GONE when its directory is removed.
+ * 3: normalized figures in every window (wait and idle share, squared
+ * coefficient of variation, run-queue time of waits), the saturation rules
+ * of each target and its verdict (sf_verdict).
  */
-#define SATFEED_ABI_VERSION	2
+#define SATFEED_ABI_VERSION	3
 
 /* Pin names, relative to the bpffs root (default SATFEED_DEFAULT_ROOT). */
 #define SATFEED_DEFAULT_ROOT	"/sys/fs/bpf/satfeed"
@@ -39,6 +42,7 @@
 #define SATFEED_PIN_CONFIG	"sf_config"	/* array[1] of satfeed_config */
 #define SATFEED_PIN_POLL_START	"sf_poll_start"	/* task storage, engine private */
 #define SATFEED_PIN_UNDERSTUDY	"sf_understudy"	/* per-CPU array[1] of satfeed_understudy */
+#define SATFEED_PIN_VERDICT	"sf_verdict"	/* array[max_targets] of satfeed_verdict */
 #define SATFEED_PIN_PROGS	"progs"		/* directory of pinned programs */
 #define SATFEED_PIN_LINKS	"links"		/* directory of pinned links */
 
@@ -185,6 +189,30 @@ enum satfeed_target_state {
 					 * was removed */
 };
 
+/*
+ * Saturation rules of one target, evaluated by the engine each time one of
+ * its windows closes (see struct satfeed_verdict).  A zero field takes the
+ * default below.  The defaults and the reasons for them: README.md,
+ * "Saturation", and docs/validation.md.
+ */
+#define SATFEED_SAT_IDLE_NEAR_DEFAULT	0	/* set from the validation sweeps */
+#define SATFEED_SAT_IDLE_FULL_DEFAULT	0	/* set from the validation sweeps */
+#define SATFEED_SAT_CV2_RISE_DEFAULT	0	/* set from the validation sweeps */
+struct satfeed_sat_rules {
+	__u32 idle_near_permille; /* near below this idle share, permille */
+	__u32 idle_full_permille; /* saturated below this idle share, permille */
+	__u32 cv2_rise_permille; /* dispersion rise over the low-load
+				  * baseline that counts, permille */
+	__u32 reserved;
+};
+
+enum satfeed_sat_state {
+	SATFEED_SAT_UNKNOWN = 0,	/* no window has closed yet */
+	SATFEED_SAT_OK = 1,		/* not saturated */
+	SATFEED_SAT_NEAR = 2,		/* near saturation */
+	SATFEED_SAT_FULL = 3,		/* saturated */
+};
+
 /* satfeed_target: one slot of sf_targets, owned by satfeedctl. */
 struct satfeed_target {
 	__u32 kind;		/* enum satfeed_target_kind */
@@ -196,8 +224,33 @@ struct satfeed_target {
 	__u64 gone_ns;		/* when it exited or was removed, 0 before */
 	__u32 level;		/* cgroup: depth below the cgroup2 root */
 	__u32 reserved;
+	struct satfeed_sat_rules rules; /* when its verdict says saturated */
 	char comm[16];		/* process name at add time ("" for cgroups) */
 	char path[96];		/* cgroup path relative to the cgroup2 mount */
+};
+
+/*
+ * satfeed_verdict: sf_verdict[slot], the saturation state of a target,
+ * written by the engine under lock whenever one of the target's windows
+ * closes, from the newest window of each stream and the target's rules.
+ * Readers take the lock (BPF_F_LOCK) like for a stream.
+ */
+#define SATFEED_SAT_WHY_IDLE_NEAR	(1U << 0) /* idle share < idle_near */
+#define SATFEED_SAT_WHY_IDLE_FULL	(1U << 1) /* idle share < idle_full */
+#define SATFEED_SAT_WHY_CV2_RISE	(1U << 2) /* dispersion over baseline */
+struct satfeed_verdict {
+	struct bpf_spin_lock lock;
+	__u32 gen;		/* satfeed_target.gen this verdict belongs to */
+	__u32 state;		/* enum satfeed_sat_state */
+	__u32 why;		/* SATFEED_SAT_WHY_* of the rules that hold */
+	__u32 idle_permille;	/* newest poll window's idle_permille */
+	__u32 send_cv2_permille; /* newest send window's cv2_permille */
+	__u32 recv_cv2_permille; /* newest recv window's cv2_permille */
+	__u32 base_cv2_permille; /* low-load baseline of the dispersion */
+	__u32 reserved;
+	__u64 since_ns;		/* when state last changed */
+	__u64 updated_ns;	/* when it was last evaluated */
+	__u64 changes;		/* how many times state changed */
 };
 
 /* Value of sf_pid_index and sf_cgrp_index: where a target's data lives. */
@@ -245,6 +298,25 @@ struct satfeed_window {
 				 * and when sum_ns == 0 */
 	__u32 samples;		/* N */
 	__u32 clamped;		/* samples clamped to sample_cap_ns */
+	/*
+	 * Normalized figures.  Span: end_ns - start_ns; for poll that is from
+	 * the start of the first wait to the end of the last.
+	 */
+	__u64 runq_ns;		/* poll: of sum_ns, the time the waiting
+				 * threads were runnable but not running
+				 * (scheduler run delay), ns; 0 for send and
+				 * recv */
+	__u32 wait_permille;	/* poll: floor(1000 * sum_ns / span), the
+				 * share of the span spent in waits, summed
+				 * over threads (above 1000 when several wait
+				 * at once); 0 for send/recv and span 0 */
+	__u32 idle_permille;	/* poll: the same of sum_ns - runq_ns: waiting
+				 * for work, not for a CPU */
+	__u32 cv2_permille;	/* squared coefficient of variation, var /
+				 * mean^2, in permille: exactly
+				 * floor(1000 * (N * S2 - S1^2) / S1^2),
+				 * at most 0xffffffff; 0 when S1 == 0 */
+	__u32 reserved;
 	__u64 seq_end;		/* equals seq when the entry is consistent */
 };
 
@@ -265,6 +337,7 @@ struct satfeed_stream {
 	__u64 acc_sumsq_lo;	/* in-progress window: sum of squares, low */
 	__u64 acc_sumsq_hi;	/* in-progress window: sum of squares, high */
 	__u64 acc_clamped;	/* in-progress window: clamped samples */
+	__u64 acc_runq_ns;	/* in-progress window: run-queue time (poll) */
 	__u64 errors;		/* atomic: calls that failed, other than EAGAIN */
 	__u64 eagain;		/* atomic: calls that failed with EAGAIN */
 	__u64 zero_bytes;	/* atomic: calls that returned 0 (moved nothing) */
