@@ -8,6 +8,11 @@ CSV_FIELDS = [
     "send_windows", "var_send_ns2", "var_recv_ns2", "recv_windows",
     "poll_mean_ns", "poll_windows", "p50_us", "p99_us", "p999_us",
     "timeouts", "errors", "duration_s",
+    # saturation (tests/validate/satrule.py): medians over the level's
+    # windows, waits per send from the counters, the engine's verdict
+    # (sf_verdict, the state seen most often) and the reference rule's
+    "wait_permille", "idle_permille", "cv2_send_permille",
+    "cv2_recv_permille", "waits_per_send_permille", "state", "rule_state",
 ]
 
 

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 
+import satrule
 from fidelity import CSV_FIELDS, log
 
 
@@ -36,62 +37,124 @@ def show(ctl, bpffs, pid):
     raise RuntimeError("pid %d is not watched under %s" % (pid, bpffs))
 
 
-def run_level(a, rate, duration, collect=True):
-    """One sfload run; returns (sfload report dict, {stream: [windows]})."""
+def keybytes(key):
+    return " ".join(str((key >> (8 * i)) & 0xff) for i in range(4))
+
+
+def verdict(a, slot):
+    """The engine's verdict for slot (sf_verdict, bpftool's formatted
+    JSON without the lock), or None when the engine has no verdict map or
+    bpftool fails."""
+    pin = os.path.join(a.bpffs, "sf_verdict")
+    if not os.path.exists(pin):
+        return None
+    out = subprocess.run(["bpftool", "-j", "map", "lookup", "pinned", pin,
+                          "key"] + keybytes(slot).split(),
+                         capture_output=True, text=True)
+    try:
+        doc = json.loads(out.stdout)
+        v = (doc.get("formatted") or doc)["value"]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        log("warning: bpftool map lookup %s: %s" % (pin, out.stderr.strip()))
+        return None
+    return {k: x for k, x in v.items() if k != "lock"}
+
+
+class Level:
+    """What one level saw: every closed window (by stream and seq), the
+    counters, the engine's verdicts and the reference rule's states, each
+    with the CLOCK_MONOTONIC time it was read at."""
+
+    def __init__(self, rule):
+        self.seen = {"send": {}, "recv": {}, "poll": {}}
+        self.rule = rule
+        self.calls = []         # (t_ns, send windows, send calls, poll calls)
+        self.states = []        # (t_ns, reference state, its wps_avg)
+        self.verdicts = []      # (t_ns, satfeed_verdict as a dict)
+        self.t_verdict = 0
+
+    def take(self, a, t):
+        """One satfeedctl show of the target, then (every 0.4 s: bpftool
+        costs ~50 ms of CPU) the engine's verdict."""
+        now = time.monotonic_ns()
+        for s in self.seen:
+            for w in t.get(s, {}).get("windows", []) or []:
+                self.seen[s][w["seq"]] = w
+        c = (t["send"]["seq"], t["send"]["calls"], t["poll"]["calls"])
+        self.calls.append((now,) + c)
+        self.rule.update(*c)
+        self.states.append((now, self.rule.state, self.rule.wps_avg))
+        if t.get("slot") is None or now - self.t_verdict < 400000000:
+            return
+        self.t_verdict = now
+        v = verdict(a, t["slot"])
+        if v is not None:
+            self.verdicts.append((time.monotonic_ns(), v))
+
+
+def run_level(a, rate, duration, rule=None):
+    """One sfload run; returns (sfload report dict, {stream: [windows]},
+    Level or None).  Without a rule nothing is collected."""
     cmd = [a.sfload, "--rate", "%.1f" % rate, "--connections",
            str(a.connections), "--duration", "%.3f" % duration,
            "--warmup", str(a.warmup), "--drain", "1", "--json", "-G",
            "--proto", a.proto, "127.0.0.1:%d" % a.port]
     if a.proto == "memcached":
         cmd += ["--keys", "1000", "--set-ratio", "0.1"]
-    seen = {"send": {}, "recv": {}, "poll": {}}
+    lv = Level(rule) if rule else None
     t_launch = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
-    while collect and p.poll() is None:
+    while lv and p.poll() is None:
         time.sleep(0.2)
         try:
-            t = show(a.ctl, a.bpffs, a.pid)
+            lv.take(a, show(a.ctl, a.bpffs, a.pid))
         except RuntimeError as e:
             log("warning:", e)
-            continue
-        for s in seen:
-            for w in t.get(s, {}).get("windows", []) or []:
-                seen[s][w["seq"]] = w
     out, err = p.communicate()
-    if collect:
-        t = show(a.ctl, a.bpffs, a.pid)
-        for s in seen:
-            for w in t.get(s, {}).get("windows", []) or []:
-                seen[s][w["seq"]] = w
+    if lv:
+        lv.take(a, show(a.ctl, a.bpffs, a.pid))
     if p.returncode not in (0,):
         raise RuntimeError("sfload exited %d: %s" % (p.returncode,
                                                     err.strip()[-300:]))
     rep = json.loads(out)
+    if not lv:
+        return rep, None, None
     # The measured interval starts after sfload's warmup.  sfload's start-up
     # (memcached preload, connect) is not in t_launch, so the interval start
     # is bounded below by t_launch + warmup; pad both ends by 100 ms.
-    t0 = (t_launch + a.warmup + 0.1) * 1e9
-    t1 = (t_launch + a.warmup + duration) * 1e9
-    wins = {s: sorted((w for w in seen[s].values()
-                       if w["start_ns"] >= t0 and w["end_ns"] <= t1),
-                      key=lambda w: w["seq"]) for s in seen}
-    return rep, wins
+    lv.t0 = (t_launch + a.warmup + 0.1) * 1e9
+    lv.t1 = (t_launch + a.warmup + duration) * 1e9
+    wins = {s: sorted((w for w in lv.seen[s].values()
+                       if w["start_ns"] >= lv.t0 and w["end_ns"] <= lv.t1),
+                      key=lambda w: w["seq"]) for s in lv.seen}
+    if a.raw:
+        with open(a.raw, "a") as f:
+            json.dump({"rate": rate, "t0_ns": lv.t0, "t1_ns": lv.t1,
+                       "rep": rep,
+                       "all": {s: sorted(lv.seen[s].values(),
+                                         key=lambda w: w["seq"])
+                               for s in lv.seen},
+                       "calls": lv.calls, "states": lv.states,
+                       "verdicts": lv.verdicts}, f)
+            f.write("\n")
+    return rep, wins, lv
 
 
-def sweep(a):
-    os.makedirs(os.path.dirname(a.csv) or ".", exist_ok=True)
-    # Capacity: rising rates until served < 95% of offered or p99 blows up.
+def capacity(a):
+    """Rising rates until served < 95% of offered or p99 blows up."""
     rate = a.start_rate
     base_p99 = None
     cap = None
     log("%s: capacity search from %.0f rps" % (a.server, rate))
     while rate <= a.max_rate:
-        rep, _ = run_level(a, rate, a.cap_duration, collect=False)
+        rep, _, _ = run_level(a, rate, a.cap_duration)
         ok = rep["served_rps"] >= 0.95 * rate and rep["timeouts"] == 0
         if base_p99 is None:
             base_p99 = max(rep["p99_us"], 50.0)
-        blown = rep["p99_us"] > 20 * base_p99
+        # p99 only with --cap-p99: the knee check needs a sweep that passes
+        # the served knee, and p99 on this 2-CPU host blows up earlier
+        blown = a.cap_p99 and rep["p99_us"] > 20 * base_p99
         log("  offered %8.0f served %8.0f p99 %9.1f us %s" %
             (rate, rep["served_rps"], rep["p99_us"],
              "ok" if ok and not blown else "SATURATED"))
@@ -107,23 +170,67 @@ def sweep(a):
     else:
         # one bisection step between the last pass and the first failure
         mid = math.sqrt(cap * rate)
-        rep, _ = run_level(a, mid, a.cap_duration, collect=False)
-        if rep["served_rps"] >= 0.95 * mid and rep["p99_us"] <= 20 * base_p99:
+        rep, _, _ = run_level(a, mid, a.cap_duration)
+        if rep["served_rps"] >= 0.95 * mid and rep["timeouts"] == 0 and \
+                not (a.cap_p99 and rep["p99_us"] > 20 * base_p99):
             cap = mid
         log("  capacity %.0f rps" % cap)
+    return cap
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if xs else float("nan")
+
+
+def mode(states):
+    """The state seen most often; a tie goes to the more saturated one."""
+    if not states:
+        return float("nan")
+    return max(set(states), key=lambda k: (states.count(k), k))
+
+
+def level_figures(lv, wins):
+    """The saturation columns of one level (see fidelity.py)."""
+    inl = lambda t: lv.t0 <= t <= lv.t1
+    calls = [c for c in lv.calls if inl(c[0])]
+    wps = float("nan")
+    if len(calls) >= 2 and calls[-1][2] > calls[0][2]:
+        wps = (1000 * (calls[-1][3] - calls[0][3]) //
+               (calls[-1][2] - calls[0][2]))
+    return {
+        "wait_permille": median([satrule.wait_permille(w)
+                                 for w in wins["poll"]]),
+        "idle_permille": median([satrule.idle_permille(w)
+                                 for w in wins["poll"]]),
+        "cv2_send_permille": median([satrule.cv2_permille(w)
+                                     for w in wins["send"]]),
+        "cv2_recv_permille": median([satrule.cv2_permille(w)
+                                     for w in wins["recv"]]),
+        "waits_per_send_permille": wps,
+        "state": mode([v["state"] for t, v in lv.verdicts if inl(t)]),
+        "rule_state": mode([st for t, st, _ in lv.states if inl(t)]),
+    }
+
+
+def sweep(a):
+    os.makedirs(os.path.dirname(a.csv) or ".", exist_ok=True)
+    # Capacity: rising rates until served < 95% of offered or p99 blows up.
+    cap = a.capacity if a.capacity else capacity(a)
     with open(a.csv + ".capacity", "w") as f:
         f.write("%.1f\n" % cap)
 
-    lo, hi = 0.10, 1.20
+    lo, hi = a.lo, a.hi
     n = a.levels
     fracs = [lo + (hi - lo) * i / (n - 1) for i in range(n)]
     rows = []
+    rule = satrule.Rule()
     for i, fr in enumerate(fracs):
         rate = fr * cap
         # several windows per level: at least a.windows windows at this rate
         dur = min(a.max_duration, max(a.min_duration,
                                       a.windows * a.window / rate))
-        rep, wins = run_level(a, rate, dur)
+        rep, wins, lv = run_level(a, rate, dur, rule)
         sw, rw, pw = wins["send"], wins["recv"], wins["poll"]
         sum_ns = sum(w["sum_ns"] for w in sw)
         nsamp = a.window * len(sw)
@@ -143,9 +250,13 @@ def sweep(a):
             "p999_us": rep["p999_us"], "timeouts": rep["timeouts"],
             "errors": rep["errors"], "duration_s": "%.2f" % dur,
         }
+        row.update(level_figures(lv, wins))
         log("  level %2d offered %8.0f served %8.0f rps_obs %8.0f (%d win) "
-            "p99 %9.1f us" % (i + 1, rate, rep["served_rps"], rps_obs,
-                              len(sw), rep["p99_us"]))
+            "p99 %9.1f us wait %s idle %s wps %s state %s rule %s" % (
+                i + 1, rate, rep["served_rps"], rps_obs, len(sw),
+                rep["p99_us"], row["wait_permille"], row["idle_permille"],
+                row["waits_per_send_permille"], row["state"],
+                row["rule_state"]))
         rows.append(row)
     with open(a.csv, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
@@ -177,6 +288,17 @@ def main():
     ap.add_argument("--min-duration", type=float, default=3)
     ap.add_argument("--max-duration", type=float, default=12)
     ap.add_argument("--warmup", type=float, default=0.5)
+    ap.add_argument("--lo", type=float, default=0.10,
+                    help="lowest level, fraction of capacity")
+    ap.add_argument("--hi", type=float, default=1.20,
+                    help="highest level, fraction of capacity")
+    ap.add_argument("--cap-p99", action="store_true",
+                    help="the capacity search also stops at p99 > 20x the "
+                    "first run's")
+    ap.add_argument("--raw", help="append every level's windows and engine "
+                    "verdicts to this JSON-lines file")
+    ap.add_argument("--capacity", type=float,
+                    help="skip the capacity search: use this rate")
     a = ap.parse_args()
     try:
         sweep(a)
