@@ -9,7 +9,7 @@ A server below saturation waits about once per request; a saturated one
 finds work queued every time it looks, so its waits become rare.
 
   wps      floor(1000 * waits / sends) over one send window
-  wps_avg  wps of the first send window, then (3 * wps_avg + wps) >> 2 at
+  wps_avg  wps of the first send window, then (7 * wps_avg + wps) >> 3 at
            each send window close
   UNKNOWN  until a send window has closed while the poll stream counts
            waits
@@ -97,5 +97,5 @@ class Rule:
             if self.wps_avg is None:
                 self.wps_avg = wps
             else:
-                self.wps_avg = (3 * self.wps_avg + wps) >> 2
+                self.wps_avg = (7 * self.wps_avg + wps) >> 3
         self.state = state_of(self.wps_avg, self.near, self.full)

@@ -1,31 +1,36 @@
 #!/usr/bin/env bash
 # validate.sh - satfeed fidelity validation against real servers.
 #
-#   bash tests/validate/validate.sh            full run: 12 levels per server, 2048-sample
-#                                     windows, R^2 reported; rewrites the
-#                                     results part of docs/validation.md
+#   bash tests/validate/validate.sh            full run: 14 levels per server
+#                                     (10..140% of capacity), 2048-sample
+#                                     windows, R^2 reported, saturation
+#                                     state checked against the knee;
+#                                     rewrites the results part of
+#                                     docs/validation.md
 #   bash tests/validate/validate.sh --quick    short run for `make test` (< 3 min):
-#                                     4 levels, 256-sample windows; checks only
-#                                     that the output is well formed
+#                                     4 levels, 256-sample windows; checks
+#                                     that the output is well formed and
+#                                     sfserver's state: OK at the lowest
+#                                     level, FULL at the highest (150%)
 #
 # Servers: memcached from Debian (one worker thread) and the bundled sfserver
 # (--work-us 50).  Each runs under its own satfeed engine root
 # ($VALIDATE_BPFFS, default /sys/fs/bpf/satfeed-validate), never the default
 # one, and the engine is unloaded on every exit path.  Outputs go to
-# build/validate/: <server>.csv, <server>.csv.capacity, PNG plots, summary.md.
-# Exit status: 0 ok, 1 a run failed or the output is malformed, 2 bad usage.
+# build/validate/: <server>.csv, <server>.csv.capacity, <server>.levels.jsonl
+# (every window and verdict seen), PNG plots, summary.md.
+# Exit status: 0 ok, 1 a run failed, the output is malformed or a
+# saturation check failed, 2 bad usage.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
-# one satfeed test at a time on this machine
-sf_take_test_lock || exit 1
 
 QUICK=0
 for arg in "$@"; do
 	case $arg in
 	--quick) QUICK=1 ;;
 	-h | --help)
-		sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
@@ -34,6 +39,9 @@ for arg in "$@"; do
 		;;
 	esac
 done
+# one satfeed test at a time on this machine (after the arguments: --help
+# and a bad argument do not wait for it)
+sf_take_test_lock || exit 1
 
 B=${OUTPUT:-build}
 OUT=$B/validate
@@ -73,18 +81,23 @@ sf_trap_cleanup cleanup
 
 if [ $QUICK = 1 ]; then
 	WINDOW=256
-	SWEEP=(--levels 4 --windows 4 --min-duration 1 --max-duration 2
+	# the top level, 150% of a capacity estimate that the 1.6x steps put
+	# between 79% and 100% of the real one, is past the knee
+	SWEEP=(--levels 4 --hi 1.5 --windows 4 --min-duration 1 --max-duration 2
 		--cap-duration 0.7 --step 1.6 --warmup 0.3)
 	CMD="bash tests/validate/validate.sh --quick"
 else
 	WINDOW=2048
-	SWEEP=(--levels 12 --windows 6 --min-duration 3 --max-duration 12
-		--cap-duration 1.5 --step 1.25)
+	# 10% steps up to 140% of a capacity estimate that is 89-100% of the
+	# real one: the sweep passes the knee (served < 95% of offered)
+	SWEEP=(--levels 14 --hi 1.4 --windows 6 --min-duration 3
+		--max-duration 12 --cap-duration 1.5 --step 1.25)
 	CMD="bash tests/validate/validate.sh"
 fi
 
 mkdir -p "$OUT"
-rm -f "$OUT"/*.csv "$OUT"/*.capacity "$OUT"/*.png "$OUT"/*.dat "$OUT"/summary.md
+rm -f "$OUT"/*.csv "$OUT"/*.capacity "$OUT"/*.png "$OUT"/*.dat \
+	"$OUT"/*.levels.jsonl "$OUT"/summary.md
 
 if [ -e "$ROOT/sf_info" ]; then
 	echo "validate.sh: $ROOT holds a stale load; unloading it" >&2
@@ -101,7 +114,8 @@ wait_port() { # PORT: wait up to 5 s for a listener
 sweep() { # NAME PROTO PORT PID
 	python3 tests/validate/sweep.py --server "$1" --proto "$2" \
 		--port "$3" --pid "$4" --csv "$OUT/$1.csv" --bpffs "$ROOT" \
-		--ctl "$CTL" --sfload "$B/sfload" --window "$WINDOW" "${SWEEP[@]}"
+		--ctl "$CTL" --sfload "$B/sfload" --window "$WINDOW" \
+		--raw "$OUT/$1.levels.jsonl" "${SWEEP[@]}"
 }
 
 # --- memcached: one worker thread, TCP only ---
@@ -131,11 +145,22 @@ sweep sfserver sf "$SPORT" "$SPID"
 kill "$SPID"
 
 # --- report ---
-DOC=()
-[ $QUICK = 1 ] || DOC=(--doc docs/validation.md)
-python3 tests/validate/report.py --outdir "$OUT" \
-	--servers memcached sfserver --command "$CMD" "${DOC[@]}" >"$OUT/report.txt"
+# The saturation check: full run, memcached and sfserver, first FULL level
+# within one level of the knee and the lowest level OK; quick run,
+# sfserver, lowest level OK and the highest (past capacity) FULL.
+if [ $QUICK = 1 ]; then
+	CHECK=(--quick --check-saturation sfserver)
+else
+	CHECK=(--doc docs/validation.md --check-saturation memcached sfserver)
+fi
+rc=0
+python3 tests/validate/report.py --outdir "$OUT" --servers memcached \
+	sfserver --command "$CMD" "${CHECK[@]}" >"$OUT/report.txt" || rc=$?
 cat "$OUT/report.txt"
+if [ $rc != 0 ]; then
+	echo "validate.sh: the report failed (above)" >&2
+	exit 1
+fi
 for f in memcached sfserver; do
 	for p in rps variance poll; do
 		[ -s "$OUT/${f}_$p.png" ] || { echo "validate.sh: missing $OUT/${f}_$p.png" >&2; exit 1; }
