@@ -39,6 +39,11 @@ for arg in "$@"; do
 		;;
 	esac
 done
+# the rule and the check themselves first: no root, no lock, a second
+python3 tests/validate/test_satrule.py || {
+	echo "validate.sh: the saturation rule or its check is broken" >&2
+	exit 1
+}
 # one satfeed test at a time on this machine (after the arguments: --help
 # and a bad argument do not wait for it)
 sf_take_test_lock || exit 1
