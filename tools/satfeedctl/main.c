@@ -350,9 +350,10 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 		if (fam_set[f] && !(c->flags & CMD_FAMILIES))
 			return fail(SF_EXIT_USAGE, "--%s only applies to add",
 				    sf_stream_names[f]);
-		for (int i = 0; i < SATFEED_NR_SYSCALLS; i++)
-			if (sf_syscalls[i].family == f &&
-			    sf_syscalls[i].nr >= 0 &&
+		for (int i = 0; i < SATFEED_SC_NR_BITS; i++)
+			if (sf_syscalls[i].name &&
+			    sf_syscalls[i].family == f &&
+			    sf_syscalls[i].nr != -1 &&
 			    (!fam_set[f] || (fam_mask[f] & (1U << i))))
 				a->sc_mask |= 1U << i;
 	}
