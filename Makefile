@@ -176,7 +176,7 @@ $(OUTPUT)/satfeedctl: $(SATFEEDCTL_OBJS) $(OUTPUT)/sf_export.o $(LIB_OBJ)
 
 $(OUTPUT)/sfserver: $(SFSERVER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -pthread $^ -o $@
+	$(Q)$(CC) $(CFLAGS) -pthread $^ -luring -o $@
 
 $(OUTPUT)/sfload: $(SFLOAD_OBJS)
 	$(call msg,LINK,$@)
