@@ -50,6 +50,8 @@ int sf_attach_parse(const char *s, __u32 *mode);
 int sf_parse_syscalls(const char *prog, const char *list, int family,
 		      __u32 *mask);
 void sf_format_syscalls(__u32 mask, char *buf, size_t len);
+/* room for every member's name, comma separated (all 32 bits used) */
+#define SF_MASK_TEXT_LEN	640
 
 /* Is path on a bpf filesystem?  1 yes, 0 no, -errno on error. */
 int sf_is_bpffs(const char *path);
