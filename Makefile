@@ -195,7 +195,7 @@ $(OUTPUT)/test_escape: $(OUTPUT)/test_escape.o $(OUTPUT)/sf_escape.o
 $(OUTPUT)/test_kernel: $(TEST_KERNEL_OBJS) $(LIB_OBJ) $(ENGINE_OBJ) | \
 		       $(OUTPUT)/sfcompat32
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
+	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -luring -o $@
 
 $(OUTPUT)/sfcompat32: tests/kernel/sfcompat32.c | $(OUTPUT)
 	$(call msg,CC-M32,$@)
