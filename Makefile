@@ -203,7 +203,7 @@ $(OUTPUT)/sfcompat32: tests/kernel/sfcompat32.c | $(OUTPUT)
 
 $(OUTPUT)/sfbench: $(SFBENCH_OBJS) $(LIB_OBJ)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
+	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -luring -o $@
 
 # The package groups each goal needs (tools/install-deps.sh --help); a goal
 # asks for all of its groups at once so apt resolves one consistent set.
