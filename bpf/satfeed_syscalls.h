@@ -20,7 +20,10 @@
  * Generated from this list: enum satfeed_syscall and SATFEED_SC_SOCKET_FD
  * (satfeed.h), the engine's fentry-mode programs and the loader's attach
  * targets for them, the floor programs of sfbench_empty.bpf.c, and the names
- * table sf_syscalls[] of the tools.
+ * table sf_syscalls[] of the tools.  The io_uring members have a list of
+ * their own below (SATFEED_URING_OPS): enum satfeed_uring_op, their sc_mask
+ * bits and SATFEED_SC_URING_SOCKET_FD, the engine's opcode table and the
+ * rest of sf_syscalls[] are generated from it.
  */
 #ifndef __SATFEED_SYSCALLS_H
 #define __SATFEED_SYSCALLS_H
