@@ -52,6 +52,22 @@ counts() {
 		'(lambda t: "%d %d %d %d %d %d" % (t["send"]["calls"], t["recv"]["calls"], t["poll"]["calls"], sum(t[s]["errors"] for s in ("send", "recv", "poll")), sum(t[s]["eagain"] for s in ("send", "recv", "poll")), sum(t[s]["not_socket"] for s in ("send", "recv"))))(j["targets"][0])'
 }
 
+# bad member lists: one clear line, exit 2, nothing added
+sf_bg sleep 60
+IDLE=$BG_PID
+ASSERT_RC "add --send io_uring_recv (a recv member)" 2 "$CTL" add --pid "$IDLE" --send io_uring_recv
+ASSERT_MATCH "... says which family it is" "^satfeedctl: 'io_uring_recv' is a recv-family syscall, not send$" "$ERR"
+ASSERT_RC "add --poll io_uring_bogus (unknown)" 2 "$CTL" add --pid "$IDLE" --poll io_uring_bogus
+ASSERT_MATCH "... says it is unknown" "^satfeedctl: unknown syscall 'io_uring_bogus'$" "$ERR"
+ASSERT_OK "targets after the refused adds" "$CTL" targets --json
+ASSERT_EQ "nothing was added" '{"targets":[]}' "$OUT"
+ASSERT_OK "add with io_uring members only" "$CTL" add --pid "$IDLE" \
+	--send io_uring_send,io_uring_writev --recv io_uring_recv --poll io_uring_wait
+ASSERT_MATCH "... listed by name" '"syscalls":"io_uring_send,io_uring_writev,io_uring_recv,io_uring_wait"' \
+	"$("$CTL" targets --json)"
+"$CTL" remove --pid "$IDLE" >/dev/null 2>&1
+sf_kill "$IDLE"
+
 for mode in $MODES; do
 	sf_log "--- --io $mode: exact counts ---"
 	start_server "$mode" || continue
