@@ -40,7 +40,8 @@
  * opcode, at the owner's pid_slot byte: a few plain loads, no helper call
  * (with cgroup targets, one ancestor-cgroup lookup per level, as for a
  * syscall).  A request-less CQE stops at one load of sf_uring_ms_armed
- * while no target has a multishot receive armed, else pays one hash lookup.
+ * while no target has a multishot receive in flight, else pays one hash
+ * lookup.
  * A submission stops at its opcode unless it is a RECV or RECVMSG.
  *
  * Not seen (README, "Limits"): CQEs that overflow the CQ ring (posted later
@@ -98,7 +99,11 @@ struct {
 	__type(value, struct sf_uring_ms);
 } sf_uring_ms SEC(".maps");
 
-/* multishot receives armed so far: 0 lets request-less CQEs skip the hash */
+/*
+ * Multishot receives of targets in flight (armed minus ended; one the LRU
+ * evicted, or re-armed under the same key, stays counted): 0 lets
+ * request-less CQEs skip the hash.
+ */
 __u64 sf_uring_ms_armed = 0;
 
 /* io_uring_complete's prototype from 6.15 on: the CQE, not its fields */
@@ -199,6 +204,14 @@ static __always_inline void sf_uring_event(__u32 slot, __u32 gen,
 	sf_account(slot, stream, gen, bpf_ktime_get_ns(), true, 0);
 }
 
+/* A multishot receive ended: its entry goes, and with the last one the
+ * hash lookup of every request-less CQE */
+static __always_inline void sf_uring_ms_forget(struct sf_uring_ms_key *key)
+{
+	if (!bpf_map_delete_elem(&sf_uring_ms, key))
+		__sync_fetch_and_sub(&sf_uring_ms_armed, 1);
+}
+
 /* A CQE without its request: a target's multishot receive, or nothing. */
 static __always_inline int sf_uring_aux_cqe(__u64 ring, __u64 user_data,
 					    __s32 res, __u32 cflags)
@@ -215,7 +228,7 @@ static __always_inline int sf_uring_aux_cqe(__u64 ring, __u64 user_data,
 	slot = ms->slot;
 	gen = ms->gen;
 	if (!(cflags & SF_IORING_CQE_F_MORE))
-		bpf_map_delete_elem(&sf_uring_ms, &key);
+		sf_uring_ms_forget(&key);
 	sf_uring_event(slot, gen, SATFEED_STREAM_RECV, res);
 	return 0;
 }
@@ -269,7 +282,7 @@ static __always_inline int sf_uring_cqe(__u64 ring, void *reqp,
 		struct sf_uring_ms_key key = { .ring = ring,
 					       .user_data = user_data };
 
-		bpf_map_delete_elem(&sf_uring_ms, &key);
+		sf_uring_ms_forget(&key);
 	}
 	sf_uring_event(hit.slot, hit.gen, stream, res);
 	return 0;
@@ -317,8 +330,12 @@ int BPF_PROG(sf_uring_submit, struct io_kiocb *req)
 	key.user_data = req->cqe.user_data;
 	ms.slot = hit.slot;
 	ms.gen = hit.gen;
-	if (!bpf_map_update_elem(&sf_uring_ms, &key, &ms, BPF_ANY))
+	/* a key already there (re-armed without its end seen) keeps its
+	 * count: only a new one adds */
+	if (!bpf_map_update_elem(&sf_uring_ms, &key, &ms, BPF_NOEXIST))
 		__sync_fetch_and_add(&sf_uring_ms_armed, 1);
+	else
+		bpf_map_update_elem(&sf_uring_ms, &key, &ms, BPF_EXIST);
 	return 0;
 }
 
