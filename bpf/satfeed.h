@@ -91,7 +91,8 @@ enum satfeed_syscall {
 
 /*
  * io_uring members (satfeed_syscalls.h, SATFEED_URING_OPS): sc_mask bits
- * SATFEED_SC_URING_FIRST + enum satfeed_uring_op, at the top of the mask so
+ * SATFEED_SC_URING_FIRST + enum satfeed_uring_op, at the top of the mask
+ * below bit 31 (kept for a flag of the whole target, not a member), so
  * that adding syscalls renumbers none of them.  The bit of a member is
  * SATFEED_SC_URING_BIT(NAME), e.g. SATFEED_SC_URING_BIT(RECV).
  */
@@ -103,9 +104,10 @@ enum satfeed_uring_op {
 #undef SATFEED_URING_ENUM
 
 #define SATFEED_SC_NR_BITS	32	/* bits of sc_mask */
-#define SATFEED_SC_URING_FIRST	(SATFEED_SC_NR_BITS - SATFEED_NR_URING_OPS)
+#define SATFEED_SC_URING_FIRST	(SATFEED_SC_NR_BITS - 1 - SATFEED_NR_URING_OPS)
 #define SATFEED_SC_URING_BIT(NAME) (SATFEED_SC_URING_FIRST + SATFEED_URING_##NAME)
-#define SATFEED_SC_URING	(~0U << SATFEED_SC_URING_FIRST)
+#define SATFEED_SC_URING						\
+	(((1U << SATFEED_NR_URING_OPS) - 1) << SATFEED_SC_URING_FIRST)
 #define SATFEED_SC_ALL		(SATFEED_SC_SYSCALLS | SATFEED_SC_URING)
 _Static_assert(SATFEED_NR_SYSCALLS <= SATFEED_SC_URING_FIRST,
 	       "the syscalls and io_uring members do not fit in sc_mask");
