@@ -149,7 +149,7 @@ void parse_args(int argc, char **argv)
 	}
 	if (optind < argc)
 		sf_die_usage("unexpected argument '%s'", argv[optind]);
-	if (cfg.io >= IO_URING && cfg.threads != 1)
+	if (io_is_uring(cfg.io) && cfg.threads != 1)
 		sf_die_usage("--io %s runs one thread: --threads must be 1",
 			     io_names[cfg.io]);
 	parse_addr();

@@ -121,7 +121,7 @@ int main(int argc, char **argv)
 	}
 
 	start = sf_now_ns();
-	if (cfg.io >= IO_URING) {
+	if (io_is_uring(cfg.io)) {
 		if (!uring_run(&served, &conns))
 			ret = 0;
 		goto summary;

@@ -126,6 +126,11 @@ void *worker_run(void *arg);
 /* uring.c: the io_uring modes' loop, on the calling thread */
 int uring_run(unsigned long long *served, unsigned long long *conns);
 
+static inline bool io_is_uring(enum io_mode io)
+{
+	return io == IO_URING || io == IO_URING_MS;
+}
+
 /* listen.c */
 int write_port_file(const char *path, unsigned int port);
 int open_listener(void);
