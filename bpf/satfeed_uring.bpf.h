@@ -85,6 +85,8 @@ struct sf_uring_ms_key {
 struct sf_uring_ms {
 	__u32 slot;
 	__u32 gen;
+	__u32 discover_src;	/* discovery: its source; 0: its stream */
+	__u32 reserved;
 };
 
 /*
@@ -105,6 +107,29 @@ struct {
  * request-less CQEs skip the hash.
  */
 __u64 sf_uring_ms_armed = 0;
+
+/*
+ * Discovery (satfeedctl discover: a target with SATFEED_SC_DISCOVER in its
+ * sc_mask, where the engine has it): every io_uring operation its rings
+ * complete and every wait, whatever the member bits say, goes to
+ * sf_discover_count() instead of the streams.  Sources: a member's
+ * completions and its io_uring_enter waits at the member's sc_mask bit
+ * (SATFEED_SC_URING_BIT), any other opcode N at SATFEED_SRC_URING_FIRST + N.
+ * Without it in the engine this compiles to nothing.
+ */
+#ifdef SATFEED_SC_DISCOVER
+#define SF_UR_DISCOVERY			1
+#define SF_UR_DISCOVER(mask)		((mask) & SATFEED_SC_DISCOVER)
+#else
+#define SF_UR_DISCOVERY			0
+#define SF_UR_DISCOVER(mask)		0
+#define SATFEED_SRC_URING_FIRST		32
+static __always_inline void sf_discover_count(__u32 slot, __u32 gen,
+					      __u32 src, long ret,
+					      bool not_socket, __u64 wait_ns)
+{
+}
+#endif
 
 /* io_uring_complete's prototype from 6.15 on: the CQE, not its fields */
 typedef void (*btf_trace_io_uring_complete___cqe)(void *,
@@ -218,7 +243,7 @@ static __always_inline int sf_uring_aux_cqe(__u64 ring, __u64 user_data,
 {
 	struct sf_uring_ms_key key = { .ring = ring, .user_data = user_data };
 	struct sf_uring_ms *ms;
-	__u32 slot, gen;
+	__u32 slot, gen, src;
 
 	if (!READ_ONCE(sf_uring_ms_armed))
 		return 0;
@@ -227,8 +252,13 @@ static __always_inline int sf_uring_aux_cqe(__u64 ring, __u64 user_data,
 		return 0;
 	slot = ms->slot;
 	gen = ms->gen;
+	src = ms->discover_src;
 	if (!(cflags & SF_IORING_CQE_F_MORE))
 		sf_uring_ms_forget(&key);
+	if (SF_UR_DISCOVERY && src) {
+		sf_discover_count(slot, gen, src, res, false, 0);
+		return 0;
+	}
 	sf_uring_event(slot, gen, SATFEED_STREAM_RECV, res);
 	return 0;
 }
@@ -251,15 +281,25 @@ static __always_inline int sf_uring_cqe(__u64 ring, void *reqp,
 	if (op >= SF_URING_OPCODES)
 		return 0;
 	m = sf_uring_member[op];
-	if (!m)
+	if (!m && !SF_UR_DISCOVERY)
 		return 0;	/* not a member: most non-network CQEs stop here */
-	m--;
 	cfg = sf_config_get();
 	task = sf_uring_req_task(req);
 	if (!cfg || !task || !sf_uring_find_target(cfg, task, &hit))
 		return 0;
+	if (!m) {
+		/* another operation: only discovery counts it */
+		if (SF_UR_DISCOVER(hit.sc_mask))
+			sf_discover_count(hit.slot, hit.gen,
+					  SATFEED_SRC_URING_FIRST + op, res,
+					  false, 0);
+		return 0;
+	}
+	m--;
 	bit = SATFEED_SC_URING_FIRST + m;
-	if (bit >= SATFEED_SC_NR_BITS || !(hit.sc_mask & (1U << bit)))
+	if (bit >= SATFEED_SC_NR_BITS)
+		return 0;
+	if (!(hit.sc_mask & (1U << bit)) && !SF_UR_DISCOVER(hit.sc_mask))
 		return 0;
 	stream = m >= SATFEED_URING_RECV_FIRST ? SATFEED_STREAM_RECV :
 						 SATFEED_STREAM_SEND;
@@ -269,6 +309,12 @@ static __always_inline int sf_uring_cqe(__u64 ring, void *reqp,
 
 		if ((mode & SF_S_IFMT) != SF_S_IFSOCK) {
 			struct satfeed_stream *s;
+
+			if (SF_UR_DISCOVER(hit.sc_mask)) {
+				sf_discover_count(hit.slot, hit.gen, bit, res,
+						  true, 0);
+				return 0;
+			}
 
 			s = sf_stream_of_gen(hit.slot, stream, hit.gen);
 			if (s)
@@ -283,6 +329,10 @@ static __always_inline int sf_uring_cqe(__u64 ring, void *reqp,
 					       .user_data = user_data };
 
 		sf_uring_ms_forget(&key);
+	}
+	if (SF_UR_DISCOVER(hit.sc_mask)) {
+		sf_discover_count(hit.slot, hit.gen, bit, res, false, 0);
+		return 0;
 	}
 	sf_uring_event(hit.slot, hit.gen, stream, res);
 	return 0;
@@ -324,12 +374,14 @@ int BPF_PROG(sf_uring_submit, struct io_kiocb *req)
 		return 0;
 	bit = op == IORING_OP_RECV ? SATFEED_SC_URING_BIT(RECV) :
 				     SATFEED_SC_URING_BIT(RECVMSG);
-	if (!(hit.sc_mask & (1U << bit)))
+	if (!(hit.sc_mask & (1U << bit)) && !SF_UR_DISCOVER(hit.sc_mask))
 		return 0;
 	key.ring = (__u64)req->ctx;
 	key.user_data = req->cqe.user_data;
 	ms.slot = hit.slot;
 	ms.gen = hit.gen;
+	ms.discover_src = SF_UR_DISCOVER(hit.sc_mask) ? bit : 0;
+	ms.reserved = 0;
 	/* a key already there (re-armed without its end seen) keeps its
 	 * count: only a new one adds */
 	if (!bpf_map_update_elem(&sf_uring_ms, &key, &ms, BPF_NOEXIST))
@@ -364,7 +416,8 @@ static __always_inline int sf_uring_enter(struct pt_regs *regs)
 	task = bpf_get_current_task_btf();
 	cfg = sf_config_get();
 	if (!cfg || !sf_find_target(cfg, task, &hit) ||
-	    !(hit.sc_mask & (1U << SATFEED_SC_URING_BIT(WAIT))) ||
+	    (!(hit.sc_mask & (1U << SATFEED_SC_URING_BIT(WAIT))) &&
+	     !SF_UR_DISCOVER(hit.sc_mask)) ||
 	    sf_compat_syscall(task))
 		return 0;
 	w = bpf_task_storage_get(&sf_poll_start, task, NULL,
@@ -373,6 +426,9 @@ static __always_inline int sf_uring_enter(struct pt_regs *regs)
 		return 0;
 	w->slot = hit.slot;
 	w->gen = hit.gen;
+#ifdef SATFEED_SC_DISCOVER
+	w->discover = !!SF_UR_DISCOVER(hit.sc_mask);
+#endif
 	w->start_ns = bpf_ktime_get_ns();
 	return 0;
 }
@@ -391,6 +447,13 @@ static __always_inline int sf_uring_enter_exit(long ret)
 		return 0;
 	start = w->start_ns;
 	w->start_ns = 0;
+#ifdef SATFEED_SC_DISCOVER
+	if (w->discover) {
+		sf_discover_count(w->slot, w->gen, SATFEED_SC_URING_BIT(WAIT),
+				  ret, false, bpf_ktime_get_ns() - start);
+		return 0;
+	}
+#endif
 	if (ret < 0) {
 		sf_count(w->slot, SATFEED_STREAM_POLL, w->gen, ret);
 		return 0;
