@@ -46,7 +46,8 @@
  *
  * Not seen (README, "Limits"): CQEs that overflow the CQ ring (posted later
  * from the overflow list without the tracepoint), a multishot receive armed
- * before the engine was loaded or replaced (its CQEs until it is re-armed),
+ * before the engine was loaded or replaced, or before its process became a
+ * target or was discovered (its CQEs until it is re-armed),
  * IORING_OP_READ_MULTISHOT, SPLICE/TEE and registered-buffer READ_FIXED/
  * WRITE_FIXED (not members), and waits a target makes in other ways
  * (io_uring_enter without GETEVENTS, or spinning on the CQ ring in user
