@@ -312,15 +312,18 @@ def render_md(a, results):
             name, lvl(rows, cap, k["served"]), lvl(rows, cap, k["var_send_ns2"]),
             lvl(rows, cap, k["var_recv_ns2"]), lvl(rows, cap, k["poll_mean_ns"]),
             lvl(rows, cap, k["p99_us"])))
-    L.append("\nSaturation state by level (rules in *Saturation rules* "
-             "above; engine: the state `sf_verdict` held most often during "
-             "the level, reference: tests/validate/satrule.py on the same "
-             "counters):\n")
-    L.append("| server | knee (served < 95% offered) | engine: first NEAR | "
-             "engine: first FULL | reference: first NEAR | "
-             "reference: first FULL |")
-    L.append("|---|---|---|---|---|---|")
-    for name, rows, cap, fit, fit_ach, k in results:
+    sat = [x for x in results if x[0] in (a.saturation or [])]
+    if sat:
+        L.append("\nSaturation state by level (rules in *Saturation rules* "
+                 "above; engine: the state `sf_verdict` held most often "
+                 "during the level, reference: tests/validate/satrule.py on "
+                 "the same counters):\n")
+        L.append("| server | knee (served < 95% offered) | "
+                 "engine: first NEAR | engine: first FULL | "
+                 "reference: first NEAR | "
+                 "reference: first FULL |")
+        L.append("|---|---|---|---|---|---|")
+    for name, rows, cap, fit, fit_ach, k in sat:
         cells = []
         for key in ("state", "rule_state"):
             for st in (satrule.NEAR, satrule.FULL):
@@ -330,7 +333,7 @@ def render_md(a, results):
                     cells.append(lvl(rows, cap, first(rows, key, st)))
         L.append("| %s | %s | %s |" % (name, lvl(rows, cap, k["served"]),
                                        " | ".join(cells)))
-    for name, rows, cap, fit, fit_ach, k in results:
+    for name, rows, cap, fit, fit_ach, k in sat:
         L.append("\n### %s saturation figures per level\n" % name)
         L.append("| level | offered | served | served/offered | wait share "
                  "(‰) | cv2 send (‰) | cv2 recv (‰) | waits/send (‰) | "
@@ -378,6 +381,10 @@ def main():
     ap.add_argument("--command", default="bash tests/validate/validate.sh")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--require-r2", type=float)
+    ap.add_argument("--saturation", nargs="+", metavar="SERVER",
+                    help="servers whose saturation figures and states "
+                    "the summary shows (epoll servers: the io_uring one "
+                    "is left out)")
     ap.add_argument("--check-saturation", nargs="+", metavar="SERVER",
                     help="check these servers' saturation state against "
                     "the knee")
