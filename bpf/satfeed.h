@@ -28,7 +28,7 @@
  * is marked SATFEED_STATE_GONE when its directory is removed.
  * 3: normalized figures in every window (wait and idle share, squared
  * coefficient of variation, run-queue time of waits), the saturation rules
- * of each target and its verdict (sf_verdict).
+ * of each target and its verdict (sf_verdict, with its seen bits).
  */
 #define SATFEED_ABI_VERSION	3
 
@@ -191,18 +191,22 @@ enum satfeed_target_state {
 
 /*
  * Saturation rules of one target, evaluated by the engine each time one of
- * its windows closes (see struct satfeed_verdict).  A zero field takes the
- * default below.  The defaults and the reasons for them: README.md,
- * "Saturation", and docs/validation.md.
+ * its windows closes (see struct satfeed_verdict; the rules themselves are
+ * bpf/sat_rules.h, which BPF and user space share).  A zero field takes the
+ * default below; SATFEED_SAT_RULE_OFF turns that rule off.  The defaults
+ * and the reasons for them: README.md, "Saturation", and
+ * docs/validation.md.
  */
-#define SATFEED_SAT_IDLE_NEAR_DEFAULT	0	/* set from the validation sweeps */
-#define SATFEED_SAT_IDLE_FULL_DEFAULT	0	/* set from the validation sweeps */
-#define SATFEED_SAT_CV2_RISE_DEFAULT	0	/* set from the validation sweeps */
+#define SATFEED_SAT_IDLE_NEAR_DEFAULT	300	/* provisional */
+#define SATFEED_SAT_IDLE_FULL_DEFAULT	100	/* provisional */
+#define SATFEED_SAT_CV2_RISE_DEFAULT	SATFEED_SAT_RULE_OFF /* provisional */
+#define SATFEED_SAT_RULE_OFF		0xffffffffU
 struct satfeed_sat_rules {
 	__u32 idle_near_permille; /* near below this idle share, permille */
 	__u32 idle_full_permille; /* saturated below this idle share, permille */
-	__u32 cv2_rise_permille; /* dispersion rise over the low-load
-				  * baseline that counts, permille */
+	__u32 cv2_rise_permille; /* near when the recv dispersion exceeds the
+				  * low-load baseline by this much, permille
+				  * of the baseline (1000: doubled) */
 	__u32 reserved;
 };
 
@@ -232,12 +236,19 @@ struct satfeed_target {
 /*
  * satfeed_verdict: sf_verdict[slot], the saturation state of a target,
  * written by the engine under lock whenever one of the target's windows
- * closes, from the newest window of each stream and the target's rules.
- * Readers take the lock (BPF_F_LOCK) like for a stream.
+ * closes, from the newest window of each stream and the target's rules
+ * (bpf/sat_rules.h says how).  Readers take the lock (BPF_F_LOCK) like for a
+ * stream (libsatfeed: sf_verdict_read()), and use it only when gen equals
+ * the target's gen: satfeedctl resets it to the target's generation when it
+ * adds one and to 0 (no target's) when it removes one.
  */
 #define SATFEED_SAT_WHY_IDLE_NEAR	(1U << 0) /* idle share < idle_near */
 #define SATFEED_SAT_WHY_IDLE_FULL	(1U << 1) /* idle share < idle_full */
 #define SATFEED_SAT_WHY_CV2_RISE	(1U << 2) /* dispersion over baseline */
+#define SATFEED_SAT_SEEN_SEND	(1U << SATFEED_STREAM_SEND) /* bits of seen */
+#define SATFEED_SAT_SEEN_RECV	(1U << SATFEED_STREAM_RECV)
+#define SATFEED_SAT_SEEN_POLL	(1U << SATFEED_STREAM_POLL)
+#define SATFEED_SAT_SEEN_BASE	(1U << 3)	/* base_cv2_permille is set */
 struct satfeed_verdict {
 	struct bpf_spin_lock lock;
 	__u32 gen;		/* satfeed_target.gen this verdict belongs to */
@@ -246,8 +257,11 @@ struct satfeed_verdict {
 	__u32 idle_permille;	/* newest poll window's idle_permille */
 	__u32 send_cv2_permille; /* newest send window's cv2_permille */
 	__u32 recv_cv2_permille; /* newest recv window's cv2_permille */
-	__u32 base_cv2_permille; /* low-load baseline of the dispersion */
-	__u32 reserved;
+	__u32 base_cv2_permille; /* low-load baseline of the dispersion: the
+				  * lowest recv cv2_permille while idle was at
+				  * least idle_near */
+	__u32 seen;		/* 1 << stream: a window of it closed;
+				 * 1 << 3: base_cv2_permille is set */
 	__u64 since_ns;		/* when state last changed */
 	__u64 updated_ns;	/* when it was last evaluated */
 	__u64 changes;		/* how many times state changed */
@@ -303,9 +317,12 @@ struct satfeed_window {
 	 * the start of the first wait to the end of the last.
 	 */
 	__u64 runq_ns;		/* poll: of sum_ns, the time the waiting
-				 * threads were runnable but not running
-				 * (scheduler run delay), ns; 0 for send and
-				 * recv */
+				 * threads were runnable but not running: per
+				 * wait, the growth of the thread's scheduler
+				 * run delay (sched_info.run_delay) from entry
+				 * to exit, at most the (clamped) wait, ns;
+				 * 0 for send and recv, and on kernels
+				 * without CONFIG_SCHED_INFO */
 	__u32 wait_permille;	/* poll: floor(1000 * sum_ns / span), the
 				 * share of the span spent in waits, summed
 				 * over threads (above 1000 when several wait

@@ -17,6 +17,7 @@
 #include "satfeed.h"
 #include "satfeed_maps.bpf.h"
 #include "window_math.h"
+#include "sat_rules.h"
 
 #define SF_EAGAIN	11
 #define SF_MAX_CPUS	8192	/* CPUs an understudy searches for a receipt */
@@ -63,6 +64,7 @@ struct sf_wait {
 	__u64 start_ns;		/* 0: no wait in progress */
 	__u32 slot;
 	__u32 gen;
+	__u64 run_delay;	/* the thread's sched_info.run_delay at entry */
 };
 
 struct {
@@ -206,14 +208,56 @@ static __always_inline struct satfeed_stream *sf_stream(__u32 slot,
 }
 
 /*
+ * The target's verdict, after one of its windows closed (w, a copy taken
+ * under the stream lock): the window's figure and the target's rules go
+ * through satfeed_sat_update() (sat_rules.h) under the verdict's lock.  A
+ * verdict of another generation is left alone: the slot was reused (the
+ * library resets the verdict to the new generation before the target's
+ * streams) or freed (reset to generation 0, which no target has).  Not
+ * inlined: it runs once per closed window, and one copy per program is
+ * enough; it is called with no lock held, which any kernel allows.
+ */
+static __noinline void sf_verdict_update(__u32 slot, __u32 stream, __u32 gen,
+					 const struct satfeed_window *w)
+{
+	struct satfeed_sat_rules rules = {};
+	struct satfeed_verdict *v;
+	struct satfeed_target *t;
+
+	t = bpf_map_lookup_elem(&sf_targets, &slot);
+	if (!t)
+		return;
+	/* the defaults until the target of this generation is written, the
+	 * last step of an add */
+	if (READ_ONCE(t->gen) == gen) {
+		rules.idle_near_permille =
+			READ_ONCE(t->rules.idle_near_permille);
+		rules.idle_full_permille =
+			READ_ONCE(t->rules.idle_full_permille);
+		rules.cv2_rise_permille =
+			READ_ONCE(t->rules.cv2_rise_permille);
+	}
+	v = bpf_map_lookup_elem(&sf_verdict, &slot);
+	if (!v)
+		return;
+	bpf_spin_lock(&v->lock);
+	if (v->gen == gen)
+		satfeed_sat_update(v, &rules, stream, w->idle_permille,
+				   w->cv2_permille, w->end_ns);
+	bpf_spin_unlock(&v->lock);
+}
+
+/*
  * Account one event of a target's stream at time now.  gap: the sample is the
  * time since the stream's previous event (send/recv); otherwise it is the
- * given wait duration.  Events that race on two CPUs can reach the lock out
- * of time order; such a gap is 0 and the previous-event time never goes back,
- * so the window sums still telescope to last - first.
+ * given wait duration, of which runq was spent runnable, not running.
+ * Events that race on two CPUs can reach the lock out of time order; such a
+ * gap is 0 and the previous-event time never goes back, so the window sums
+ * still telescope to last - first.
  */
 static __always_inline void sf_account(__u32 slot, __u32 stream, __u32 gen,
-				       __u64 now, bool gap, __u64 sample)
+				       __u64 now, bool gap, __u64 sample,
+				       __u64 runq)
 {
 	struct satfeed_window closed;
 	struct satfeed_stream *s;
@@ -247,10 +291,13 @@ static __always_inline void sf_account(__u32 slot, __u32 stream, __u32 gen,
 	} else {
 		s->last_ns = now;
 	}
-	done = sf_window_add(s, sample, now, window_shift, &closed);
+	done = sf_window_add(s, sample, runq, now, window_shift,
+			     stream == SATFEED_STREAM_POLL, &closed);
 	bpf_spin_unlock(&s->lock);
-	if (done)
+	if (done) {
+		sf_verdict_update(slot, stream, gen, &closed);
 		satfeed_window_closed(slot, stream, &closed);
+	}
 }
 
 /* The watched target an event belongs to. */
@@ -386,6 +433,19 @@ static __always_inline bool sf_compat_syscall(struct task_struct *task)
 #endif
 }
 
+/*
+ * The thread's total time runnable but not running (the scheduler's run
+ * delay, CONFIG_SCHED_INFO, y in Debian's and this project's kernels): its
+ * growth over a wait is the part of the wait spent waiting for a CPU, after
+ * the wakeup or before the sleep.  0 where the kernel does not keep it.
+ */
+static __always_inline __u64 sf_run_delay(struct task_struct *task)
+{
+	if (!bpf_core_field_exists(task->sched_info.run_delay))
+		return 0;
+	return task->sched_info.run_delay;
+}
+
 /* A wait syscall (poll family) begins on the current thread. */
 static __always_inline int sf_wait_enter(__u32 sc)
 {
@@ -403,6 +463,7 @@ static __always_inline int sf_wait_enter(__u32 sc)
 		return 0;
 	w->slot = hit.slot;
 	w->gen = hit.gen;
+	w->run_delay = sf_run_delay(task);
 	w->start_ns = bpf_ktime_get_ns();
 	return 0;
 }
@@ -481,7 +542,7 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 		}
 		now = bpf_ktime_get_ns();
 		sf_account(w->slot, SATFEED_STREAM_POLL, w->gen, now, false,
-			   now - start);
+			   now - start, sf_run_delay(task) - w->run_delay);
 		return 0;
 	}
 
@@ -507,7 +568,7 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 		sf_count(hit.slot, stream, hit.gen, ret);
 		return 0;
 	}
-	sf_account(hit.slot, stream, hit.gen, bpf_ktime_get_ns(), true, 0);
+	sf_account(hit.slot, stream, hit.gen, bpf_ktime_get_ns(), true, 0, 0);
 	return 0;
 }
 

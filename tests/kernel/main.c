@@ -36,6 +36,8 @@ int main(int argc, char **argv)
 	test_window_feed(4);
 	test_window_feed(SATFEED_WINDOW_SHIFT);
 	test_window_feed(SATFEED_WINDOW_SHIFT_MAX);
+	if (getenv("SF_TEST_ONLY_FEED"))	/* a developer's quick run */
+		return sf_test_summary("test_kernel");
 	sf_preempt_probe(&pre, NULL);
 	understudies = sf_understudy_wanted(&pre, SATFEED_ATTACH_TP_BTF,
 					    SF_UNDERSTUDY_AUTO, why,
