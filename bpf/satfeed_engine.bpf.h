@@ -517,9 +517,10 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct satfeed_config *cfg = sf_config_get();
+	__u64 now, sample = 0, runq = 0;
 	struct sf_hit hit;
+	bool gap = true;
 	__u32 stream;
-	__u64 now;
 
 	if (!cfg)
 		return 0;
@@ -541,34 +542,43 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 			return 0;
 		}
 		now = bpf_ktime_get_ns();
-		sf_account(w->slot, SATFEED_STREAM_POLL, w->gen, now, false,
-			   now - start, sf_run_delay(task) - w->run_delay);
-		return 0;
-	}
+		hit.slot = w->slot;
+		hit.gen = w->gen;
+		stream = SATFEED_STREAM_POLL;
+		gap = false;
+		sample = now - start;
+		runq = sf_run_delay(task) - w->run_delay;
+	} else {
+		if (!sf_find_target(cfg, task, &hit) ||
+		    !(hit.sc_mask & (1U << sc)) || sf_compat_syscall(task))
+			return 0;
+		stream = sc >= SATFEED_SC_RECV_FIRST ? SATFEED_STREAM_RECV :
+						       SATFEED_STREAM_SEND;
+		if (SATFEED_SC_SOCKET_FD & (1U << sc)) {
+			/* the fd as the kernel takes it: the low 32 bits
+			 * (unsigned int fd of read/write, fdget() of
+			 * readv/writev's long) */
+			if (!sf_fd_is_socket(task,
+					     (unsigned int)sf_regs_arg0(regs))) {
+				struct satfeed_stream *s;
 
-	if (!sf_find_target(cfg, task, &hit) || !(hit.sc_mask & (1U << sc)) ||
-	    sf_compat_syscall(task))
-		return 0;
-	stream = sc >= SATFEED_SC_RECV_FIRST ? SATFEED_STREAM_RECV :
-					       SATFEED_STREAM_SEND;
-	if (SATFEED_SC_SOCKET_FD & (1U << sc)) {
-		/* the fd as the kernel takes it: the low 32 bits (unsigned
-		 * int fd of read/write, fdget() of readv/writev's long) */
-		if (!sf_fd_is_socket(task, (unsigned int)sf_regs_arg0(regs))) {
-			struct satfeed_stream *s;
-
-			s = sf_stream_of_gen(hit.slot, stream, hit.gen);
-
-			if (s)
-				__sync_fetch_and_add(&s->not_socket, 1);
+				s = sf_stream_of_gen(hit.slot, stream,
+						     hit.gen);
+				if (s)
+					__sync_fetch_and_add(&s->not_socket,
+							     1);
+				return 0;
+			}
+		}
+		if (ret <= 0) {
+			sf_count(hit.slot, stream, hit.gen, ret);
 			return 0;
 		}
+		now = bpf_ktime_get_ns();
 	}
-	if (ret <= 0) {
-		sf_count(hit.slot, stream, hit.gen, ret);
-		return 0;
-	}
-	sf_account(hit.slot, stream, hit.gen, bpf_ktime_get_ns(), true, 0, 0);
+	/* one call site, so that tp_btf's sf_sys_exit, which serves every
+	 * family, holds one copy of the window code, not two */
+	sf_account(hit.slot, stream, hit.gen, now, gap, sample, runq);
 	return 0;
 }
 
