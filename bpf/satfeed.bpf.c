@@ -20,7 +20,14 @@
  * (task->sched_info.run_delay) from wait entry to exit is that time.  After
  * a window closes, the target's verdict (sf_verdict: OK, NEAR or FULL, and
  * why) is updated from the newest figures and the target's rules, by the
- * pure function in sat_rules.h that user space shares.
+ * pure function in sat_rules.h that user space shares.  Its default rule is
+ * the waits per send, smoothed over send windows: a server below
+ * saturation waits about once per request, a saturated one finds work
+ * queued at every wait and waits rarely (the validation sweeps found the
+ * knee with it, where the idle share and the dispersion, kept as optional
+ * rules, did not).  It costs nothing per sample: at a send window's close
+ * the poll stream's call count, kept anyway, is compared with its value at
+ * the previous one.
  *
  * Why this way: one bpf_spin_lock per (target, stream) serialises the update
  * of the previous-event time and the running sums, so every sample lands in

@@ -28,7 +28,9 @@
  * is marked SATFEED_STATE_GONE when its directory is removed.
  * 3: normalized figures in every window (wait and idle share, squared
  * coefficient of variation, run-queue time of waits), the saturation rules
- * of each target and its verdict (sf_verdict, with its seen bits).
+ * of each target and its verdict (sf_verdict, with its seen bits), whose
+ * main rule is the waits per send (wps: poll-family waits that ended per
+ * 1000 sends, smoothed over send windows).
  */
 #define SATFEED_ABI_VERSION	3
 
@@ -194,19 +196,28 @@ enum satfeed_target_state {
  * its windows closes (see struct satfeed_verdict; the rules themselves are
  * bpf/sat_rules.h, which BPF and user space share).  A zero field takes the
  * default below; SATFEED_SAT_RULE_OFF turns that rule off.  The defaults
- * and the reasons for them: README.md, "Saturation", and
- * docs/validation.md.
+ * come from the validation sweeps (docs/validation.md): below saturation a
+ * server waits about once per request (wps near 1000), at saturation every
+ * wait returns with work queued and waits become rare (wps near 0).  The
+ * idle share and the dispersion did not find the knee there (memcached's
+ * wait share rises again past it; cv2 peaks at mid load), so their rules
+ * are off unless set.
  */
-#define SATFEED_SAT_IDLE_NEAR_DEFAULT	300	/* provisional */
-#define SATFEED_SAT_IDLE_FULL_DEFAULT	100	/* provisional */
-#define SATFEED_SAT_CV2_RISE_DEFAULT	SATFEED_SAT_RULE_OFF /* provisional */
 #define SATFEED_SAT_RULE_OFF		0xffffffffU
+#define SATFEED_SAT_WPS_NEAR_DEFAULT	150
+#define SATFEED_SAT_WPS_FULL_DEFAULT	30
+#define SATFEED_SAT_IDLE_NEAR_DEFAULT	SATFEED_SAT_RULE_OFF
+#define SATFEED_SAT_IDLE_FULL_DEFAULT	SATFEED_SAT_RULE_OFF
+#define SATFEED_SAT_CV2_RISE_DEFAULT	SATFEED_SAT_RULE_OFF
 struct satfeed_sat_rules {
 	__u32 idle_near_permille; /* near below this idle share, permille */
 	__u32 idle_full_permille; /* saturated below this idle share, permille */
 	__u32 cv2_rise_permille; /* near when the recv dispersion exceeds the
 				  * low-load baseline by this much, permille
 				  * of the baseline (1000: doubled) */
+	__u32 wps_near_permille; /* near below this many waits per 1000
+				  * sends (smoothed, wps_avg_permille) */
+	__u32 wps_full_permille; /* saturated below this many */
 	__u32 reserved;
 };
 
@@ -245,10 +256,15 @@ struct satfeed_target {
 #define SATFEED_SAT_WHY_IDLE_NEAR	(1U << 0) /* idle share < idle_near */
 #define SATFEED_SAT_WHY_IDLE_FULL	(1U << 1) /* idle share < idle_full */
 #define SATFEED_SAT_WHY_CV2_RISE	(1U << 2) /* dispersion over baseline */
+#define SATFEED_SAT_WHY_WPS_NEAR	(1U << 3) /* wps_avg < wps_near */
+#define SATFEED_SAT_WHY_WPS_FULL	(1U << 4) /* wps_avg < wps_full */
 #define SATFEED_SAT_SEEN_SEND	(1U << SATFEED_STREAM_SEND) /* bits of seen */
 #define SATFEED_SAT_SEEN_RECV	(1U << SATFEED_STREAM_RECV)
 #define SATFEED_SAT_SEEN_POLL	(1U << SATFEED_STREAM_POLL)
 #define SATFEED_SAT_SEEN_BASE	(1U << 3)	/* base_cv2_permille is set */
+#define SATFEED_SAT_SEEN_WPS	(1U << 4)	/* wps figures are set */
+#define SATFEED_SAT_SEEN_WAITS	(1U << 5)	/* the target's poll stream
+						 * has counted a wait */
 struct satfeed_verdict {
 	struct bpf_spin_lock lock;
 	__u32 gen;		/* satfeed_target.gen this verdict belongs to */
@@ -260,11 +276,22 @@ struct satfeed_verdict {
 	__u32 base_cv2_permille; /* low-load baseline of the dispersion: the
 				  * lowest recv cv2_permille while idle was at
 				  * least idle_near */
-	__u32 seen;		/* 1 << stream: a window of it closed;
-				 * 1 << 3: base_cv2_permille is set */
+	__u32 seen;		/* SATFEED_SAT_SEEN_*: 1 << stream: a window
+				 * of it closed; which figures are set */
 	__u64 since_ns;		/* when state last changed */
 	__u64 updated_ns;	/* when it was last evaluated */
 	__u64 changes;		/* how many times state changed */
+	__u32 wps_permille;	/* waits per 1000 sends over the newest send
+				 * window: floor(1000 * waits / N), waits =
+				 * poll-family waits that ended since the
+				 * previous send window closed; at most
+				 * 0xffffffff */
+	__u32 wps_avg_permille;	/* the same smoothed (what the rules use):
+				 * the first send window's once a wait was
+				 * counted, then (7 * wps_avg + wps) >> 3 at
+				 * each one */
+	__u64 poll_mark;	/* engine private: the poll stream's calls
+				 * when the previous send window closed */
 };
 
 /* Value of sf_pid_index and sf_cgrp_index: where a target's data lives. */

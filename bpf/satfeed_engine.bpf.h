@@ -207,22 +207,38 @@ static __always_inline struct satfeed_stream *sf_stream(__u32 slot,
 	return bpf_map_lookup_elem(&sf_streams, &key);
 }
 
+/* The wait syscalls, as an sc_mask. */
+#define SF_SC_POLL_MASK							\
+	(SATFEED_SC_ALL & ~((1U << SATFEED_SC_POLL_FIRST) - 1))
+
 /*
  * The target's verdict, after one of its windows closed (w, a copy taken
- * under the stream lock): the window's figure and the target's rules go
- * through satfeed_sat_update() (sat_rules.h) under the verdict's lock.  A
- * verdict of another generation is left alone: the slot was reused (the
- * library resets the verdict to the new generation before the target's
- * streams) or freed (reset to generation 0, which no target has).  Not
- * inlined: it runs once per closed window, and one copy per program is
- * enough; it is called with no lock held, which any kernel allows.
+ * under the stream lock): the window's figures, the poll stream's count of
+ * waits and the target's rules go through satfeed_sat_update()
+ * (sat_rules.h) under the verdict's lock.  The poll count is read without
+ * the poll stream's lock (a BPF program holds one lock at a time): it only
+ * grows, and a 64-bit load is not torn.  A verdict of another generation is
+ * left alone: the slot was reused (the library resets the verdict to the
+ * new generation before the target's streams) or freed (reset to
+ * generation 0, which no target has).  Not inlined: it runs once per closed
+ * window, and one copy per program is enough; it is called with no lock
+ * held, which any kernel allows.
  */
 static __noinline void sf_verdict_update(__u32 slot, __u32 stream, __u32 gen,
 					 const struct satfeed_window *w)
 {
 	struct satfeed_sat_rules rules = {};
+	struct satfeed_sat_event e = {
+		.stream = stream,
+		.shift = window_shift,
+		.idle_permille = w->idle_permille,
+		.cv2_permille = w->cv2_permille,
+		.now = w->end_ns,
+	};
+	struct satfeed_stream *poll;
 	struct satfeed_verdict *v;
 	struct satfeed_target *t;
+	__u32 sc_mask = 0;
 
 	t = bpf_map_lookup_elem(&sf_targets, &slot);
 	if (!t)
@@ -236,14 +252,21 @@ static __noinline void sf_verdict_update(__u32 slot, __u32 stream, __u32 gen,
 			READ_ONCE(t->rules.idle_full_permille);
 		rules.cv2_rise_permille =
 			READ_ONCE(t->rules.cv2_rise_permille);
+		rules.wps_near_permille =
+			READ_ONCE(t->rules.wps_near_permille);
+		rules.wps_full_permille =
+			READ_ONCE(t->rules.wps_full_permille);
+		sc_mask = READ_ONCE(t->sc_mask);
 	}
+	poll = sf_stream(slot, SATFEED_STREAM_POLL);
+	if (poll && (sc_mask & SF_SC_POLL_MASK))
+		e.poll_calls = READ_ONCE(poll->calls);
 	v = bpf_map_lookup_elem(&sf_verdict, &slot);
 	if (!v)
 		return;
 	bpf_spin_lock(&v->lock);
 	if (v->gen == gen)
-		satfeed_sat_update(v, &rules, stream, w->idle_permille,
-				   w->cv2_permille, w->end_ns);
+		satfeed_sat_update(v, &rules, &e);
 	bpf_spin_unlock(&v->lock);
 }
 

@@ -254,12 +254,22 @@ static void verdict_matches(const struct sf_pins *p, __u32 slot,
 	ASSERT_EQ(v.changes, want->changes, name);
 }
 
+/* A send window of n sends 1000 ns apart. */
+static void send_window(struct satfeed_test_bpf *feeder, __u32 slot,
+			__u32 gen, __u32 n, __u64 *now)
+{
+	for (__u32 i = 0; i < n; i++) {
+		*now += 1000;
+		feed_gen(feeder, slot, SATFEED_STREAM_SEND, gen, false, *now);
+	}
+}
+
 /*
- * The verdict through the engine's code: windows of chosen idle share and
- * dispersion close in sf_account(), and the verdict must be what
- * satfeed_sat_update() makes of the same windows here, under the target's
- * own rules; the states are the ones the rules say.  A verdict of another
- * generation is left alone.
+ * The verdict through the engine's code: windows of chosen idle share,
+ * dispersion and waits per send close in sf_account(), and the verdict must
+ * be what satfeed_sat_update() makes of the same windows here, under the
+ * target's own rules; the states are the ones the rules say.  A verdict of
+ * another generation is left alone.
  */
 static void test_verdict_feed(struct satfeed_test_bpf *feeder,
 			      const struct sf_pins *p, __u32 shift)
@@ -271,17 +281,24 @@ static void test_verdict_feed(struct satfeed_test_bpf *feeder,
 		__u32 state, why;
 		const char *name;
 	} steps[] = {
-		{ SATFEED_STREAM_RECV, 500, SATFEED_SAT_UNKNOWN, 0,
-		  "recv before any poll window: unknown" },
-		{ SATFEED_STREAM_POLL, 100, SATFEED_SAT_OK, 0, "idle 900: ok" },
+		{ SATFEED_STREAM_POLL, 100, SATFEED_SAT_UNKNOWN, 0,
+		  "idle 900 before any send window: unknown" },
+		{ SATFEED_STREAM_SEND, 0, SATFEED_SAT_OK, 0,
+		  "one wait per send (16 waits): ok" },
 		{ SATFEED_STREAM_RECV, 500, SATFEED_SAT_OK, 0,
 		  "recv cv2 250 at low load: the baseline" },
-		{ SATFEED_STREAM_POLL, 650, SATFEED_SAT_NEAR,
-		  SATFEED_SAT_WHY_IDLE_NEAR, "idle 350: near" },
+		{ SATFEED_STREAM_SEND, 0, SATFEED_SAT_NEAR,
+		  SATFEED_SAT_WHY_WPS_NEAR, "no waits: wps_avg 875, near" },
 		{ SATFEED_STREAM_RECV, 100, SATFEED_SAT_NEAR,
-		  SATFEED_SAT_WHY_IDLE_NEAR,
+		  SATFEED_SAT_WHY_WPS_NEAR,
 		  "recv cv2 10 while near: not a baseline" },
-		{ SATFEED_STREAM_POLL, 100, SATFEED_SAT_OK, 0, "idle 900 again" },
+		{ SATFEED_STREAM_POLL, 650, SATFEED_SAT_NEAR,
+		  SATFEED_SAT_WHY_WPS_NEAR | SATFEED_SAT_WHY_IDLE_NEAR,
+		  "idle 350: near by idle too" },
+		{ SATFEED_STREAM_POLL, 100, SATFEED_SAT_NEAR,
+		  SATFEED_SAT_WHY_WPS_NEAR, "idle 900 again" },
+		{ SATFEED_STREAM_SEND, 0, SATFEED_SAT_OK, 0,
+		  "two waits per send: wps_avg 1015, ok" },
 		{ SATFEED_STREAM_RECV, 900, SATFEED_SAT_NEAR,
 		  SATFEED_SAT_WHY_CV2_RISE, "recv cv2 810 over 250 * 1.5: near" },
 		{ SATFEED_STREAM_POLL, 900, SATFEED_SAT_FULL,
@@ -290,40 +307,54 @@ static void test_verdict_feed(struct satfeed_test_bpf *feeder,
 	};
 	struct satfeed_target t = {
 		.kind = SATFEED_TARGET_PID, .id = 999999, .gen = 3,
+		.sc_mask = SATFEED_SC_ALL,
 		.rules = { .idle_near_permille = 400,
 			   .idle_full_permille = 150,
-			   .cv2_rise_permille = 500 },
+			   .cv2_rise_permille = 500,
+			   .wps_near_permille = 900,
+			   .wps_full_permille = 500 },
 	};
 	struct satfeed_verdict want = { .gen = 3 };
 	__u32 slot = 9, n = 1U << shift;
+	struct satfeed_stream st, poll;
 	const struct satfeed_window *w;
-	struct satfeed_stream st;
 	/* one clock per stream: a recv gap must not span a poll window */
-	__u64 now = 1ULL << 40, rnow = 1ULL << 41;
+	__u64 now = 1ULL << 40, rnow = 1ULL << 41, snow = 1ULL << 42;
 
 	ASSERT_OK(bpf_map_update_elem(p->targets_fd, &slot, &t, 0),
 		  "write target");
 	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++)
 		ASSERT_OK(sf_stream_reset(p, slot, s, t.gen), "reset");
 	ASSERT_OK(sf_verdict_reset(p, slot, t.gen), "reset verdict");
-	/* the first recv event opens the trace */
+	/* the first recv and send events open their traces */
 	feed_gen(feeder, slot, SATFEED_STREAM_RECV, t.gen, false, rnow);
+	feed_gen(feeder, slot, SATFEED_STREAM_SEND, t.gen, false, snow);
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		__u32 stream = steps[i].stream;
+		struct satfeed_sat_event e;
 
 		if (stream == SATFEED_STREAM_POLL)
 			poll_window(feeder, slot, t.gen, n, steps[i].arg, &now);
-		else
+		else if (stream == SATFEED_STREAM_RECV)
 			recv_window(feeder, slot, t.gen, n, steps[i].arg,
 				    &rnow);
-		if (!ASSERT_OK(sf_stream_read(p, slot, stream, &st), "read"))
+		else
+			send_window(feeder, slot, t.gen, n, &snow);
+		if (!ASSERT_OK(sf_stream_read(p, slot, stream, &st), "read") ||
+		    !ASSERT_OK(sf_stream_read(p, slot, SATFEED_STREAM_POLL,
+					      &poll), "read"))
 			return;
 		w = satfeed_newest_window(&st);
 		if (!ASSERT_TRUE(w && w->seq == st.published && !st.pending,
 				 "%s: a window closed", steps[i].name))
 			return;
-		satfeed_sat_update(&want, &t.rules, stream, w->idle_permille,
-				   w->cv2_permille, w->end_ns);
+		e = (struct satfeed_sat_event){
+			.stream = stream, .shift = shift,
+			.idle_permille = w->idle_permille,
+			.cv2_permille = w->cv2_permille,
+			.poll_calls = poll.calls, .now = w->end_ns,
+		};
+		satfeed_sat_update(&want, &t.rules, &e);
 		verdict_matches(p, slot, &want, steps[i].name);
 		ASSERT_EQ(want.state, steps[i].state, steps[i].name);
 		ASSERT_EQ(want.why, steps[i].why, steps[i].name);
@@ -331,11 +362,14 @@ static void test_verdict_feed(struct satfeed_test_bpf *feeder,
 	ASSERT_EQ(want.idle_permille, 100, "idle share of the last window");
 	ASSERT_EQ(want.base_cv2_permille, 250, "baseline");
 	ASSERT_EQ(want.recv_cv2_permille, 810, "recv cv2 of the last window");
+	ASSERT_EQ(want.wps_permille, 2000, "waits per send, last window");
+	ASSERT_EQ(want.wps_avg_permille, 1015, "smoothed");
 	ASSERT_EQ(want.changes, 5, "changes: OK, NEAR, OK, NEAR, FULL");
 
 	/* the slot's verdict now belongs to generation 4: left alone */
 	ASSERT_OK(sf_verdict_reset(p, slot, 4), "reset verdict");
 	poll_window(feeder, slot, t.gen, n, 0, &now);
+	send_window(feeder, slot, t.gen, n, &snow);
 	memset(&want, 0, sizeof(want));
 	want.gen = 4;
 	verdict_matches(p, slot, &want, "verdict of another generation");
@@ -453,8 +487,10 @@ void test_window_feed(__u32 shift)
 	ASSERT_EQ(st.errors, 1, "error of the current generation");
 	ASSERT_OK(sf_verdict_read(&p, slot, &v), "read verdict");
 	ASSERT_EQ(v.gen, 1, "verdict generation");
+	/* no target written: its syscalls (no wait among them) unknown */
 	ASSERT_EQ(v.seen, SATFEED_SAT_SEEN_POLL | SATFEED_SAT_SEEN_SEND,
-		  "verdict follows windows even without rules set");
+		  "verdict follows windows even without a target entry");
+	ASSERT_EQ(v.state, SATFEED_SAT_UNKNOWN, "no target entry: unknown");
 	if (shift == 4)
 		test_verdict_feed(feeder, &p, shift);
 out:

@@ -561,6 +561,13 @@ static int check_rules(const struct satfeed_sat_rules *rules, char *why,
 			 eff.idle_full_permille, eff.idle_near_permille);
 		return SF_EXIT_USAGE;
 	}
+	if (eff.wps_full_permille != SATFEED_SAT_RULE_OFF &&
+	    eff.wps_near_permille != SATFEED_SAT_RULE_OFF &&
+	    eff.wps_full_permille > eff.wps_near_permille) {
+		snprintf(why, len, "the saturated waits per send (%u permille) is above the near one (%u permille); it must not be",
+			 eff.wps_full_permille, eff.wps_near_permille);
+		return SF_EXIT_USAGE;
+	}
 	return SF_EXIT_OK;
 }
 
