@@ -67,10 +67,12 @@ static __always_inline void
 satfeed_sat_rules_effective(const struct satfeed_sat_rules *r,
 			    struct satfeed_sat_rules *out)
 {
-	out->idle_near_permille = satfeed_sat_rule(r->idle_near_permille,
-						   SATFEED_SAT_IDLE_NEAR_DEFAULT);
-	out->idle_full_permille = satfeed_sat_rule(r->idle_full_permille,
-						   SATFEED_SAT_IDLE_FULL_DEFAULT);
+	out->idle_near_permille =
+		satfeed_sat_rule(r->idle_near_permille,
+				 SATFEED_SAT_IDLE_NEAR_DEFAULT);
+	out->idle_full_permille =
+		satfeed_sat_rule(r->idle_full_permille,
+				 SATFEED_SAT_IDLE_FULL_DEFAULT);
 	out->cv2_rise_permille = satfeed_sat_rule(r->cv2_rise_permille,
 						  SATFEED_SAT_CV2_RISE_DEFAULT);
 	out->wps_near_permille = satfeed_sat_rule(r->wps_near_permille,

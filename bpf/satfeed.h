@@ -258,13 +258,13 @@ struct satfeed_target {
 #define SATFEED_SAT_WHY_CV2_RISE	(1U << 2) /* dispersion over baseline */
 #define SATFEED_SAT_WHY_WPS_NEAR	(1U << 3) /* wps_avg < wps_near */
 #define SATFEED_SAT_WHY_WPS_FULL	(1U << 4) /* wps_avg < wps_full */
-#define SATFEED_SAT_SEEN_SEND	(1U << SATFEED_STREAM_SEND) /* bits of seen */
+/* Bits of satfeed_verdict.seen: which figures are set. */
+#define SATFEED_SAT_SEEN_SEND	(1U << SATFEED_STREAM_SEND)
 #define SATFEED_SAT_SEEN_RECV	(1U << SATFEED_STREAM_RECV)
 #define SATFEED_SAT_SEEN_POLL	(1U << SATFEED_STREAM_POLL)
-#define SATFEED_SAT_SEEN_BASE	(1U << 3)	/* base_cv2_permille is set */
-#define SATFEED_SAT_SEEN_WPS	(1U << 4)	/* wps figures are set */
-#define SATFEED_SAT_SEEN_WAITS	(1U << 5)	/* the target's poll stream
-						 * has counted a wait */
+#define SATFEED_SAT_SEEN_BASE	(1U << 3)	/* base_cv2_permille */
+#define SATFEED_SAT_SEEN_WPS	(1U << 4)	/* wps_*_permille */
+#define SATFEED_SAT_SEEN_WAITS	(1U << 5)	/* a wait was counted */
 struct satfeed_verdict {
 	struct bpf_spin_lock lock;
 	__u32 gen;		/* satfeed_target.gen this verdict belongs to */
@@ -286,7 +286,7 @@ struct satfeed_verdict {
 				 * poll-family waits that ended since the
 				 * previous send window closed; at most
 				 * 0xffffffff */
-	__u32 wps_avg_permille;	/* the same smoothed (what the rules use):
+	__u32 wps_avg_permille;	/* the same smoothed, what the rules use:
 				 * the first send window's once a wait was
 				 * counted, then (7 * wps_avg + wps) >> 3 at
 				 * each one */

@@ -581,8 +581,9 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 			/* the fd as the kernel takes it: the low 32 bits
 			 * (unsigned int fd of read/write, fdget() of
 			 * readv/writev's long) */
-			if (!sf_fd_is_socket(task,
-					     (unsigned int)sf_regs_arg0(regs))) {
+			unsigned int fd = sf_regs_arg0(regs);
+
+			if (!sf_fd_is_socket(task, fd)) {
 				struct satfeed_stream *s;
 
 				s = sf_stream_of_gen(hit.slot, stream,

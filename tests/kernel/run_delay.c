@@ -56,8 +56,11 @@ static __u64 closed_runq(const struct sf_pins *p, int slot, __u64 *waits)
 		       "read poll stream"))
 		return 0;
 	for (__u64 seq = 1; seq <= st.published; seq++) {
-		const struct satfeed_window *w = satfeed_window_by_seq(&st, seq);
-		__u64 span = w->end_ns - w->start_ns;
+		const struct satfeed_window *w;
+		__u64 span;
+
+		w = satfeed_window_by_seq(&st, seq);
+		span = w->end_ns - w->start_ns;
 
 		runq += w->runq_ns;
 		*waits += w->sum_ns;

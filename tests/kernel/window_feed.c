@@ -118,7 +118,7 @@ static bool window_matches(const struct satfeed_window *w, const __u64 *x,
 {
 	__u32 n = 1U << shift;
 	u128 s1 = 0, s2 = 0;
-	__u64 clamped = 0, var, rate, runq = 0;
+	__u64 clamped = 0, var, rate, runq = 0, cv2;
 	bool ok = true;
 
 	for (__u32 i = 0; i < n; i++) {
@@ -144,9 +144,8 @@ static bool window_matches(const struct satfeed_window *w, const __u64 *x,
 	ok &= ASSERT_EQ(w->var_ns2, var, name);
 	ok &= ASSERT_EQ(w->rate_milli, rate, name);
 	ok &= ASSERT_EQ(w->clamped, clamped, name);
-	ok &= ASSERT_EQ(w->cv2_permille,
-			s1 ? sat32(1000 * ((u128)n * s2 - s1 * s1) / (s1 * s1)) :
-			     0, name);
+	cv2 = s1 ? sat32(1000 * ((u128)n * s2 - s1 * s1) / (s1 * s1)) : 0;
+	ok &= ASSERT_EQ(w->cv2_permille, cv2, name);
 	ok &= ASSERT_EQ(w->runq_ns, runq, name);
 	ok &= ASSERT_EQ(w->wait_permille,
 			rq ? ref_share((__u64)s1, start, end) : 0, name);

@@ -209,7 +209,8 @@ static void check_division(void)
 
 	for (int i = 0; i < 200000; i++) {
 		/* y below 2^96 (its precondition), of any size */
-		u128 y = (((u128)rnd64() << 64) | rnd64()) >> (32 + random() % 96);
+		u128 y = ((u128)rnd64() << 64 | rnd64()) >>
+			 (32 + random() % 96);
 		u128 x, q;
 
 		if (!y)

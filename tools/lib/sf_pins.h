@@ -117,15 +117,16 @@ struct sf_target_view {
 	__u32 slot;
 	struct satfeed_target t;
 	struct satfeed_stream st[SATFEED_NR_STREAMS];
-	struct satfeed_verdict verdict;	/* all zero (UNKNOWN) when the one
-					 * read is not of t.gen */
+	/* all zero (UNKNOWN) when the one read is not of t.gen */
+	struct satfeed_verdict verdict;
 };
 
 /*
  * The next watched target from slot *slot on, with its three streams and
- * its verdict each copied under its lock: the one reader of the windows that every consumer
- * (show, watch, export) goes through.  A target whose slot is being reused
- * while it is read (a stream of another generation) is skipped.  Returns 1
+ * its verdict each copied under its lock: the one reader of the windows
+ * that every consumer (show, watch, export) goes through.  A target whose
+ * slot is being reused while it is read (a stream of another generation) is
+ * skipped.  Returns 1
  * with *v filled and *slot at its slot, 0 when no target is left, or -errno
  * of a failed read.  Iterate with
  *
