@@ -392,6 +392,37 @@ static int swap_in(bool root_exists)
 }
 
 /*
+ * How many targets the engine at ROOT watches, read without its contract:
+ * kind and state lead struct satfeed_target in every ABI so far, so this
+ * counts an engine of another ABI, whose targets cannot be carried over.
+ * -errno when they cannot be counted.
+ */
+static int count_old_targets(void)
+{
+	struct bpf_map_info mi = {};
+	__u32 ml = sizeof(mi), v[64];
+	char path[PATH_MAX];
+	int fd, n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", env.root, SATFEED_PIN_TARGETS);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_get_info_by_fd(fd, &mi, &ml) ||
+	    mi.type != BPF_MAP_TYPE_ARRAY || mi.key_size != sizeof(__u32) ||
+	    mi.value_size > sizeof(v) || mi.value_size < 2 * sizeof(__u32)) {
+		close(fd);
+		return -EPROTO;
+	}
+	for (__u32 slot = 0; slot < mi.max_entries; slot++)
+		if (!bpf_map_lookup_elem(fd, &slot, v) &&
+		    v[0] != SATFEED_TARGET_FREE && v[1] == SATFEED_STATE_ACTIVE)
+			n++;
+	close(fd);
+	return n;
+}
+
+/*
  * Re-add each active target of the engine at ROOT to the new one, with its
  * syscalls.  *carried and *dropped count them; each one dropped is said.
  */
@@ -405,8 +436,17 @@ static void carry_targets(struct satfeed_bpf *skel, int *carried,
 	*carried = *dropped = 0;
 	err = sf_pins_open(&old, env.root, why, sizeof(why));
 	if (err) {
-		die_msg("the targets of the engine being replaced cannot be read (%s): none are carried over",
-			why);
+		int n = count_old_targets();
+
+		if (n > 0)
+			*dropped = n;
+		if (n >= 0)
+			die_msg("the targets of the engine being replaced cannot be read (%s): %d target%s dropped; add %s again with satfeedctl add",
+				why, n, n == 1 ? "" : "s",
+				n == 1 ? "it" : "them");
+		else
+			die_msg("the targets of the engine being replaced cannot be read (%s): none are carried over; add them again with satfeedctl add",
+				why);
 		return;
 	}
 	err = sf_pins_from_object(&new, skel->obj, why, sizeof(why));
