@@ -531,11 +531,11 @@ int main(int argc, char **argv)
 	const struct cmd *c;
 	struct sf_pins pins;
 	char why[512];
-	int opt, err;
+	int opt, err, li = 0;
 
 	sf_prog = PROG;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:b:hV", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:b:hV", long_opts, &li)) != -1) {
 		switch (opt) {
 		case 'b':
 			set_root(&a, optarg);
@@ -546,8 +546,8 @@ int main(int argc, char **argv)
 		default:
 			if (opt == ':' || opt == '?')
 				return bad_option(opt, argv);
-			return fail(SF_EXIT_USAGE, "%s comes after the command; see --help",
-				    argv[optind - 1]);
+			return fail(SF_EXIT_USAGE, "--%s comes after the command; see --help",
+				    long_opts[li].name);
 		}
 	}
 	if (optind >= argc)

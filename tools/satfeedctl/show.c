@@ -232,15 +232,17 @@ static void json_verdict(const struct view *vw,
 
 /* ---- text ---- */
 
-static void target_label(char *buf, size_t len, const struct satfeed_target *t)
+/* mark: say "(gone)" in the label (where no STATE column says it) */
+static void target_label(char *buf, size_t len, const struct satfeed_target *t,
+			 bool mark)
 {
 	char name[SF_TEXT_ESCAPED_LEN(sizeof(t->path))];
 
 	if (t->kind == SATFEED_TARGET_PID)
 		snprintf(buf, len, "pid %llu %s%s", (unsigned long long)t->id,
 			 text_str(name, sizeof(name), t->comm, sizeof(t->comm)),
-			 sf_target_gone(t) ? " (gone)" : "");
-	else if (sf_target_gone(t))
+			 mark && sf_target_gone(t) ? " (gone)" : "");
+	else if (mark && sf_target_gone(t))
 		/* the mark first: the column cuts a long path */
 		snprintf(buf, len, "cgroup (gone) %s",
 			 text_str(name, sizeof(name), t->path, sizeof(t->path)));
@@ -340,7 +342,7 @@ static void all_figures(const struct view *vw, const struct sf_target_view *tv,
 				  vw->now, &f[s]);
 }
 
-#define SUMMARY_FMT "%-20.20s %-7s %7s %7s %7s %9s %9s %6s\n"
+#define SUMMARY_FMT "%-23.23s %-7s %6s %6s %6s %9s %9s %6s\n"
 
 static void summary_header(void)
 {
@@ -356,7 +358,7 @@ static void summary_row(const struct view *vw, const struct sf_target_view *tv)
 	bool has;
 
 	all_figures(vw, tv, f);
-	target_label(label, sizeof(label), &tv->t);
+	target_label(label, sizeof(label), &tv->t, false);
 	fmt_pct(idle, sizeof(idle), &f[SATFEED_STREAM_POLL],
 		f[SATFEED_STREAM_POLL].idle_permille);
 	fmt_cv2(cs, sizeof(cs), &f[SATFEED_STREAM_SEND]);
@@ -382,7 +384,7 @@ static void raw_rows(const struct view *vw, const struct sf_target_view *tv)
 	char label[160];
 
 	all_figures(vw, tv, f);
-	target_label(label, sizeof(label), &tv->t);
+	target_label(label, sizeof(label), &tv->t, true);
 	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
 		const struct satfeed_stream *st = &tv->st[s];
 		char win[16], pend[16], mean[32], sd[32], cv2[32], rate[32];
@@ -672,7 +674,7 @@ static void watch_target_line(const struct view *vw,
 	bool has;
 	const char *state = sat_state(vw, tv, &v, &has);
 
-	target_label(label, sizeof(label), &tv->t);
+	target_label(label, sizeof(label), &tv->t, true);
 	if (!has) {
 		printf("%.50s  state %s%s\n", label, state,
 		       vw->verdict_fd < 0 && strcmp(state, "gone") ?
@@ -824,6 +826,7 @@ int cmd_watch(struct sf_pins *p, const struct args *a)
 				fail(err, "%s", why);
 				break;
 			}
+			err = 0;	/* not loaded: wait for a load */
 		}
 		if (open && p->info.load_mono_ns != load) {
 			/* a new load: its windows and counts start afresh */
