@@ -36,7 +36,6 @@
 #include "sf_export.h"
 #include "sf_metrics.h"
 
-
 #define MAX_CONNS	16
 #define REQUEST_MAX	8192		/* request line and headers */
 #define CONN_TIMEOUT_MS	10000		/* Prometheus' default scrape timeout */

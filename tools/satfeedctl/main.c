@@ -166,7 +166,7 @@ static int parse_cgroup(const char *arg, struct args *a, bool vanished_ok)
 	err = sf_selector_cgroup(arg, sel, why, sizeof(why));
 	if (!err)
 		return 0;
-	if (access(arg, F_OK) && errno == ENOENT) {
+	if (vanished_ok && access(arg, F_OK) && errno == ENOENT) {
 		/* a cgroup id (the directory's inode), for one removed since */
 		errno = 0;
 		id = strtoull(arg, &end, 10);
@@ -176,12 +176,10 @@ static int parse_cgroup(const char *arg, struct args *a, bool vanished_ok)
 			sel->id = id;
 			return 0;
 		}
-		if (vanished_ok) {
-			memset(sel, 0, sizeof(*sel));
-			sel->kind = SATFEED_TARGET_CGROUP;
-			a->vanished = arg;
-			return 0;
-		}
+		memset(sel, 0, sizeof(*sel));
+		sel->kind = SATFEED_TARGET_CGROUP;
+		a->vanished = arg;
+		return 0;
 	}
 	return fail(err, "%s", why);
 }
