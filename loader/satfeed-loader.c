@@ -469,7 +469,6 @@ static void carry_targets(struct satfeed_bpf *skel, int *carried,
 		sel.id = t.id;
 		sel.level = t.level;
 		memcpy(sel.path, t.path, sizeof(sel.path));
-		sel.rules = t.rules;
 		err = sf_target_add(&new, &sel, t.sc_mask, NULL, why,
 				    sizeof(why));
 		if (err) {

@@ -409,7 +409,6 @@ static void target_fill(struct satfeed_target *t,
 		.gen = gen,
 		.sc_mask = sc_mask,
 		.added_ns = sf_now_mono_ns(),
-		.rules = sel->rules,
 	};
 	if (sel->kind == SATFEED_TARGET_PID) {
 		sf_read_comm(sel->id, t->comm);

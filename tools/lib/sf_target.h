@@ -33,8 +33,6 @@ struct sf_selector {
 	__u64 id;		/* tgid, or cgroup id (the directory's inode) */
 	__u32 level;		/* cgroup: depth below the cgroup2 root */
 	char path[96];		/* cgroup: path relative to the cgroup2 mount */
-	struct satfeed_sat_rules rules; /* add: the target's saturation rules
-					 * (a zero field: the default) */
 };
 
 /*

@@ -51,10 +51,10 @@ static const char usage[] =
 "        read/readv/write/writev count only on sockets; 'send'/'recv' mean\n"
 "        sendto/recvfrom (that is what libc's send()/recv() call).\n"
 "        Saturation rules of the target, in permille (0: the default):\n"
-"          --idle-near P  near saturation below this idle share (default %u)\n"
-"          --idle-full P  saturated below this idle share (default %u)\n"
+"          --idle-near P  near saturation below this idle share (default %s)\n"
+"          --idle-full P  saturated below this idle share (default %s)\n"
 "          --cv2-rise P   the dispersion of the gaps counts as risen this\n"
-"                         far above its low-load baseline (default %u)\n"
+"                         far above its low-load baseline (default %s)\n"
 "        Kernel threads and the root cgroup are refused unless --force.\n"
 "  remove --pid PID... | --cgroup DIR|ID | --slot N | --all\n"
 "        stop watching; its windows are discarded.  A removed cgroup (shown\n"
@@ -184,16 +184,28 @@ static int parse_cgroup(const char *arg, struct args *a, bool vanished_ok)
 	return fail(err, "%s", why);
 }
 
+#ifdef SATFEED_SAT_RULE_OFF
+#define RULE_OFF_WORD " or off"
+#else
+#define RULE_OFF_WORD ""
+#endif
+
 static int parse_permille(const char *opt, const char *arg, __u32 *v)
 {
 	char *end;
 	unsigned long n;
 
+#ifdef SATFEED_SAT_RULE_OFF
+	if (!strcmp(arg, "off")) {
+		*v = SATFEED_SAT_RULE_OFF;
+		return 0;
+	}
+#endif
 	errno = 0;
 	n = strtoul(arg, &end, 10);
 	if (errno || *end || arg[0] < '0' || arg[0] > '9' || n > 100000)
-		return fail(SF_EXIT_USAGE, "--%s takes a share in permille, 0 to 100000 (e.g. 150 for 15%%), not '%s'",
-			    opt, arg);
+		return fail(SF_EXIT_USAGE, "--%s takes a share in permille, 0 to 100000 (e.g. 150 for 15%%)%s, not '%s'",
+			    opt, RULE_OFF_WORD, arg);
 	*v = n;
 	return 0;
 }
@@ -301,13 +313,26 @@ static const struct option long_opts[] = {
 	{},
 };
 
+/* a rule's value for --help: permille, or off */
+static const char *rule_str(char buf[16], __u32 v)
+{
+#ifdef SATFEED_SAT_RULE_OFF
+	if (v == SATFEED_SAT_RULE_OFF)
+		return "off";
+#endif
+	snprintf(buf, 16, "%u", v);
+	return buf;
+}
+
 /* --help, --version (exit 0) or an option getopt refused (exit 2). */
 static int help_or_usage(int opt)
 {
 	if (opt == 'h') {
-		printf(usage, SATFEED_SAT_IDLE_NEAR_DEFAULT,
-		       SATFEED_SAT_IDLE_FULL_DEFAULT,
-		       SATFEED_SAT_CV2_RISE_DEFAULT);
+		char near[16], full[16], rise[16];
+
+		printf(usage, rule_str(near, SATFEED_SAT_IDLE_NEAR_DEFAULT),
+		       rule_str(full, SATFEED_SAT_IDLE_FULL_DEFAULT),
+		       rule_str(rise, SATFEED_SAT_CV2_RISE_DEFAULT));
 		return SF_EXIT_OK;
 	}
 	if (opt == 'V') {
@@ -505,6 +530,8 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 			    c->cmd);
 	if (rules && a->rules.idle_full_permille &&
 	    a->rules.idle_near_permille &&
+	    a->rules.idle_full_permille <= 100000 &&
+	    a->rules.idle_near_permille <= 100000 &&
 	    a->rules.idle_full_permille > a->rules.idle_near_permille)
 		return fail(SF_EXIT_USAGE, "--idle-full (%u) must not be above --idle-near (%u): saturated is the lower idle share",
 			    a->rules.idle_full_permille,
