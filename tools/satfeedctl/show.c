@@ -251,14 +251,17 @@ static void target_label(char *buf, size_t len, const struct satfeed_target *t,
 			 text_str(name, sizeof(name), t->path, sizeof(t->path)));
 }
 
-/* A duration, 3 significant digits: 12.3us, 1.23ms, 4.29s, 3.2m, 1.5h */
+/*
+ * A duration, 3 significant digits: 12.3us, 1.23ms, 4.29s, 3.2m, 1.5h.
+ * The unit changes where %.3g would round up to the next power of 1000.
+ */
 static void fmt_dur(char *buf, size_t len, double ns)
 {
-	if (ns < 1e3)
+	if (ns < 999.5)
 		snprintf(buf, len, "%.0fns", ns);
-	else if (ns < 1e6)
+	else if (ns < 999.5e3)
 		snprintf(buf, len, "%.3gus", ns / 1e3);
-	else if (ns < 1e9)
+	else if (ns < 999.5e6)
 		snprintf(buf, len, "%.3gms", ns / 1e6);
 	else if (ns < 120e9)
 		snprintf(buf, len, "%.3gs", ns / 1e9);
@@ -271,9 +274,9 @@ static void fmt_dur(char *buf, size_t len, double ns)
 /* A count, 3 significant digits: 981, 9.81k, 10.0k, 1.23M */
 static void fmt_num(char *buf, size_t len, double v)
 {
-	if (v < 1000)
+	if (v < 999.5)
 		snprintf(buf, len, "%.3g", v);
-	else if (v < 1e6)
+	else if (v < 999.5e3)
 		snprintf(buf, len, "%.3gk", v / 1e3);
 	else
 		snprintf(buf, len, "%.3gM", v / 1e6);
