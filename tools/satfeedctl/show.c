@@ -161,6 +161,10 @@ void json_target_head(__u32 slot, const struct satfeed_target *t)
 	sf_format_syscalls(t->sc_mask, mask, sizeof(mask));
 	printf(",\"state\":\"%s\",\"syscalls\":\"%s\"",
 	       sf_target_gone(t) ? "gone" : "active", mask);
+	printf(",\"rules\":{\"idle_near_permille\":%u,"
+	       "\"idle_full_permille\":%u,\"cv2_rise_permille\":%u}",
+	       t->rules.idle_near_permille, t->rules.idle_full_permille,
+	       t->rules.cv2_rise_permille);
 }
 
 /* ---- the verdict ---- */
@@ -202,15 +206,10 @@ static void why_words(__u32 why, char *buf, size_t len)
 static void json_verdict(const struct view *vw,
 			 const struct sf_target_view *tv)
 {
-	const struct satfeed_sat_rules *r = &tv->t.rules;
 	struct satfeed_verdict v;
 	bool has;
 	const char *state = sat_state(vw, tv, &v, &has);
 
-	printf(",\"rules\":{\"idle_near_permille\":%u,"
-	       "\"idle_full_permille\":%u,\"cv2_rise_permille\":%u}",
-	       r->idle_near_permille, r->idle_full_permille,
-	       r->cv2_rise_permille);
 	printf(",\"saturation\":");
 	if (!strcmp(state, "-")) {
 		printf("null");
