@@ -191,16 +191,17 @@ static const char *sat_state(const struct view *vw,
 	return sf_sat_state_name(v->state);
 }
 
-/* The rules that hold, as words: "idle<near,cv2" */
+/* The rules that hold, in words short enough for an 80-column line */
 static void why_words(__u32 why, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%s%s%s%s",
-		 why & SATFEED_SAT_WHY_IDLE_FULL ? "idle below full" :
-		 why & SATFEED_SAT_WHY_IDLE_NEAR ? "idle below near" : "",
-		 (why & (SATFEED_SAT_WHY_IDLE_FULL | SATFEED_SAT_WHY_IDLE_NEAR)) &&
-			 (why & SATFEED_SAT_WHY_CV2_RISE) ? ", " : "",
-		 why & SATFEED_SAT_WHY_CV2_RISE ? "dispersion rose" : "",
-		 why ? "" : "no rule holds", "");
+	bool idle = why & (SATFEED_SAT_WHY_IDLE_FULL | SATFEED_SAT_WHY_IDLE_NEAR);
+
+	snprintf(buf, len, "%s%s%s",
+		 why & SATFEED_SAT_WHY_IDLE_FULL ? "idle < full" :
+		 why & SATFEED_SAT_WHY_IDLE_NEAR ? "idle < near" : "",
+		 idle && (why & SATFEED_SAT_WHY_CV2_RISE) ? ", " : "",
+		 why & SATFEED_SAT_WHY_CV2_RISE ? "dispersion up" :
+		 idle ? "" : "no rule holds");
 }
 
 static void json_verdict(const struct view *vw,
@@ -686,7 +687,7 @@ static void watch_target_line(const struct view *vw,
 	why_words(v.why, words, sizeof(words));
 	fmt_dur(since, sizeof(since), vw->now > v.since_ns ?
 		vw->now - v.since_ns : 0);
-	printf("%.40s  %s for %s (%s)\n", label, state, since, words);
+	printf("%.30s  %s for %s (%s)\n", label, state, since, words);
 }
 
 #define WATCH_FMT "  %-4s %5s %-11s %7s %8s [%-8s] %-13s"
