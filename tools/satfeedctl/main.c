@@ -354,6 +354,12 @@ static void set_root(struct args *a, char *dir)
 	a->root = dir;
 }
 
+/* --pid, --cgroup and --slot name targets three ways: one at a time */
+static int one_kind(void)
+{
+	return fail(SF_EXIT_USAGE, "give --pid, --cgroup or --slot, not more than one kind (one --cgroup, one --slot, or any number of pids)");
+}
+
 /* an option this command does not take */
 static int not_for(const struct cmd *c, const char *opt, const char *which)
 {
@@ -398,7 +404,7 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 			if (!(c->flags & CMD_SELECT))
 				return not_for(c, "pid", "it covers every target");
 			if (cgroup || a->slot >= 0)
-				return fail(SF_EXIT_USAGE, "give --pid, --cgroup or --slot, not more than one kind");
+				return one_kind();
 			pid = true;
 			err = sf_select_pids(optarg, a->sel, &a->nr_sel,
 					     MAX_SEL, why, sizeof(why));
@@ -409,7 +415,7 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 			if (!(c->flags & CMD_SELECT))
 				return not_for(c, "cgroup", "it covers every target");
 			if (pid || cgroup || a->slot >= 0)
-				return fail(SF_EXIT_USAGE, "give one --cgroup, or --pid or --slot instead");
+				return one_kind();
 			cgroup = true;
 			err = parse_cgroup(optarg, a, c->flags & CMD_VANISHED);
 			if (err)
@@ -420,7 +426,7 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 			if (!(c->flags & CMD_SELECT) || !(c->flags & CMD_VANISHED))
 				return not_for(c, "slot", "remove and show take it");
 			if (pid || cgroup || a->slot >= 0)
-				return fail(SF_EXIT_USAGE, "give one --slot, or --pid or --cgroup instead");
+				return one_kind();
 			errno = 0;
 			a->slot = strtol(optarg, &end, 10);
 			if (errno || *end || optarg[0] < '0' || optarg[0] > '9' ||
