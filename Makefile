@@ -180,7 +180,7 @@ $(OUTPUT)/satfeedctl: $(SATFEEDCTL_OBJS) $(OUTPUT)/sf_export.o $(LIB_OBJ)
 
 $(OUTPUT)/sfserver: $(SFSERVER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -pthread $^ -o $@
+	$(Q)$(CC) $(CFLAGS) -pthread $^ -luring -o $@
 
 $(OUTPUT)/sfload: $(SFLOAD_OBJS)
 	$(call msg,LINK,$@)
@@ -199,7 +199,7 @@ $(OUTPUT)/test_escape: $(OUTPUT)/test_escape.o $(OUTPUT)/sf_escape.o
 $(OUTPUT)/test_kernel: $(TEST_KERNEL_OBJS) $(LIB_OBJ) $(ENGINE_OBJ) | \
 		       $(OUTPUT)/sfcompat32
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
+	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -luring -o $@
 
 $(OUTPUT)/sfcompat32: tests/kernel/sfcompat32.c | $(OUTPUT)
 	$(call msg,CC-M32,$@)
@@ -207,7 +207,7 @@ $(OUTPUT)/sfcompat32: tests/kernel/sfcompat32.c | $(OUTPUT)
 
 $(OUTPUT)/sfbench: $(SFBENCH_OBJS) $(LIB_OBJ)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
+	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -luring -o $@
 
 # The package groups each goal needs (tools/install-deps.sh --help); a goal
 # asks for all of its groups at once so apt resolves one consistent set.

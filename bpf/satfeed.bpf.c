@@ -94,12 +94,14 @@
  * (tests/kernel/progs/) includes as well.
  */
 #include "satfeed_engine.bpf.h"
+#include "satfeed_uring.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define SF_NR_SYSCALL_MAX 512	/* syscall numbers the tp_btf path maps */
 
-/* syscall number -> enum satfeed_syscall + 1; 0: not a traced syscall */
+/* syscall number -> enum satfeed_syscall + 1; 0: not a traced syscall;
+ * SATFEED_SC_INDEX_URING_ENTER: io_uring_enter (satfeed_uring.bpf.h) */
 const volatile __u8 sc_index[SF_NR_SYSCALL_MAX] = {};
 
 /* ---- attach mode tp_btf: every syscall of the machine passes here ---- */
@@ -112,12 +114,14 @@ static __always_inline __u32 sf_traced(long id)
 	return sc_index[id];
 }
 
-static __always_inline int sf_sys_enter_event(long id)
+static __always_inline int sf_sys_enter_event(struct pt_regs *regs, long id)
 {
 	__u32 sc = sf_traced(id);
 
 	if (sc <= SATFEED_SC_POLL_FIRST)	/* 0, or not a wait */
 		return 0;
+	if (sc == SATFEED_SC_INDEX_URING_ENTER)
+		return sf_uring_enter(regs);
 	return sf_wait_enter(sc - 1);
 }
 
@@ -127,6 +131,8 @@ static __always_inline int sf_sys_exit_event(struct pt_regs *regs, long ret)
 
 	if (!sc)
 		return 0;
+	if (sc == SATFEED_SC_INDEX_URING_ENTER)
+		return sf_uring_enter_exit(ret);
 	return sf_sys_return(sc - 1, regs, ret);
 }
 
@@ -134,7 +140,7 @@ SEC("tp_btf/sys_enter")
 int BPF_PROG(sf_sys_enter, struct pt_regs *regs, long id)
 {
 	return SF_PRIMARY(SATFEED_HOOK_SYS_ENTER, regs,
-			  sf_sys_enter_event(id));
+			  sf_sys_enter_event(regs, id));
 }
 
 SEC("tp_btf/sys_exit")
@@ -148,7 +154,7 @@ SEC("tp_btf/sys_enter")
 int BPF_PROG(sf_sys_enter_u, struct pt_regs *regs, long id)
 {
 	return SF_UNDERSTUDY(SATFEED_HOOK_SYS_ENTER, regs,
-			     sf_sys_enter_event(id));
+			     sf_sys_enter_event(regs, id));
 }
 
 SEC("tp_btf/sys_exit")

@@ -28,7 +28,9 @@
  * is marked SATFEED_STATE_GONE when its directory is removed.
  * 3: normalized figures in every window (wait and idle share, squared
  * coefficient of variation, run-queue time of waits), the saturation rules
- * of each target and its verdict (sf_verdict).
+ * of each target and its verdict (sf_verdict).  io_uring members of sc_mask
+ * (SATFEED_SC_URING_FIRST and up: operations a target's rings complete,
+ * and the io_uring_enter wait).
  */
 #define SATFEED_ABI_VERSION	3
 
@@ -73,6 +75,7 @@ enum satfeed_stream_id {
  * the family of its name; the per-target mask chooses which members of each
  * family count.  read/readv/write/writev (SATFEED_SC_SOCKET_FD) count only
  * when the fd is a socket.  libc's send()/recv() are sendto/recvfrom.
+ * The io_uring members follow below (SATFEED_SC_URING_FIRST).
  */
 #define SATFEED_SC_ENUM(name, NAME, family, fd) SATFEED_SC_##NAME,
 enum satfeed_syscall {
@@ -84,7 +87,50 @@ enum satfeed_syscall {
 #define SATFEED_SC_SEND_FIRST	SATFEED_SC_SENDTO
 #define SATFEED_SC_RECV_FIRST	SATFEED_SC_RECVFROM
 #define SATFEED_SC_POLL_FIRST	SATFEED_SC_EPOLL_WAIT
-#define SATFEED_SC_ALL		((1U << SATFEED_NR_SYSCALLS) - 1)
+#define SATFEED_SC_SYSCALLS	((1U << SATFEED_NR_SYSCALLS) - 1)
+
+/*
+ * io_uring members (satfeed_syscalls.h, SATFEED_URING_OPS): sc_mask bits
+ * SATFEED_SC_URING_FIRST + enum satfeed_uring_op, at the top of the mask
+ * below bit 31 (kept for a flag of the whole target, not a member), so
+ * that adding syscalls renumbers none of them.  The bit of a member is
+ * SATFEED_SC_URING_BIT(NAME), e.g. SATFEED_SC_URING_BIT(RECV).
+ */
+#define SATFEED_URING_ENUM(name, NAME, family, fd) SATFEED_URING_##NAME,
+enum satfeed_uring_op {
+	SATFEED_URING_OPS(SATFEED_URING_ENUM)
+	SATFEED_NR_URING_OPS,
+};
+#undef SATFEED_URING_ENUM
+
+#define SATFEED_SC_NR_BITS	32	/* bits of sc_mask */
+#define SATFEED_SC_URING_FIRST	(SATFEED_SC_NR_BITS - 1 - SATFEED_NR_URING_OPS)
+#define SATFEED_SC_URING_BIT(NAME) (SATFEED_SC_URING_FIRST + SATFEED_URING_##NAME)
+#define SATFEED_SC_URING						\
+	(((1U << SATFEED_NR_URING_OPS) - 1) << SATFEED_SC_URING_FIRST)
+#define SATFEED_SC_ALL		(SATFEED_SC_SYSCALLS | SATFEED_SC_URING)
+_Static_assert(SATFEED_NR_SYSCALLS <= SATFEED_SC_URING_FIRST,
+	       "the syscalls and io_uring members do not fit in sc_mask");
+
+/* The io_uring members that count only on a socket, as an sc_mask. */
+#define SATFEED_UR_FD_ANY(NAME)		0
+#define SATFEED_UR_FD_SOCKET(NAME)	(1U << SATFEED_SC_URING_BIT(NAME))
+#define SATFEED_UR_FD_BIT(name, NAME, family, fd) | SATFEED_UR_##fd(NAME)
+#define SATFEED_SC_URING_SOCKET_FD (0 SATFEED_URING_OPS(SATFEED_UR_FD_BIT))
+
+/* io_uring families are runs too: send, recv, poll (the wait, last). */
+#define SATFEED_URING_SEND_FIRST SATFEED_URING_SEND
+#define SATFEED_URING_RECV_FIRST SATFEED_URING_RECV
+#define SATFEED_URING_POLL_FIRST SATFEED_URING_WAIT
+#define SATFEED_UR_FAMILY_CHECK(name, NAME, family, fd)			\
+	_Static_assert((SATFEED_URING_##NAME >= SATFEED_URING_POLL_FIRST ? \
+			SATFEED_STREAM_POLL :				\
+			SATFEED_URING_##NAME >= SATFEED_URING_RECV_FIRST ? \
+			SATFEED_STREAM_RECV : SATFEED_STREAM_SEND) ==	\
+		       SATFEED_STREAM_##family,				\
+		       "io_uring " #name " is listed outside its family's run");
+SATFEED_URING_OPS(SATFEED_UR_FAMILY_CHECK)
+#undef SATFEED_UR_FAMILY_CHECK
 
 /* The syscalls that count only on a socket fd, as an sc_mask. */
 #define SATFEED_SC_FD_ANY(NAME)		0

@@ -8,6 +8,7 @@
  *  fd_high_bits.c  read/write whose fd has bits above 31 set
  *  compat.c        a 32-bit child's syscall numbers
  *  proc_exit.c     a watched child's exit
+ *  uring.c         io_uring operations and waits, counted exactly
  * common.c holds the setup they share.
  *
  * Uses the skeleton directly and pins nothing; its maps are read and
@@ -47,5 +48,6 @@ int main(int argc, char **argv)
 	test_fd_high_bits();
 	test_compat();
 	test_proc_exit();
+	test_uring();
 	return sf_test_summary("test_kernel");
 }

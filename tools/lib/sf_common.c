@@ -29,10 +29,16 @@
 
 #define SF_SYSCALL_DESC(name, NAME, family, fd)				\
 	[SATFEED_SC_##NAME] = { #name, SATFEED_STREAM_##family, SYS_##name },
-const struct sf_syscall_desc sf_syscalls[SATFEED_NR_SYSCALLS] = {
+#define SF_URING_DESC(name, NAME, family, fd)				\
+	[SATFEED_SC_URING_BIT(NAME)] = { "io_uring_" #name,		\
+					 SATFEED_STREAM_##family,	\
+					 SF_NR_URING },
+const struct sf_syscall_desc sf_syscalls[SATFEED_SC_NR_BITS] = {
 	SATFEED_SYSCALLS(SF_SYSCALL_DESC)
+	SATFEED_URING_OPS(SF_URING_DESC)
 };
 #undef SF_SYSCALL_DESC
+#undef SF_URING_DESC
 
 const char *const sf_stream_names[SATFEED_NR_STREAMS] = {
 	"send", "recv", "poll"
@@ -72,9 +78,10 @@ void sf_family_names(int family, char *buf, size_t len)
 	size_t off = 0;
 
 	buf[0] = '\0';
-	for (int i = 0; i < SATFEED_NR_SYSCALLS && off < len; i++)
-		if ((family < 0 || sf_syscalls[i].family == family) &&
-		    sf_syscalls[i].nr >= 0)
+	for (int i = 0; i < SATFEED_SC_NR_BITS && off < len; i++)
+		if (sf_syscalls[i].name &&
+		    (family < 0 || sf_syscalls[i].family == family) &&
+		    sf_syscalls[i].nr != -1)
 			off += snprintf(buf + off, len - off, "%s%s",
 					off ? "," : "", sf_syscalls[i].name);
 }
@@ -98,11 +105,12 @@ int sf_parse_syscalls(const char *prog, const char *list, int family,
 			name = "sendto";
 		else if (!strcmp(name, "recv"))
 			name = "recvfrom";
-		for (i = 0; i < SATFEED_NR_SYSCALLS; i++)
-			if (!strcmp(sf_syscalls[i].name, name))
+		for (i = 0; i < SATFEED_SC_NR_BITS; i++)
+			if (sf_syscalls[i].name &&
+			    !strcmp(sf_syscalls[i].name, name))
 				break;
-		if (i == SATFEED_NR_SYSCALLS) {
-			char names[256];
+		if (i == SATFEED_SC_NR_BITS) {
+			char names[512];
 
 			sf_family_names(family, names, sizeof(names));
 			fprintf(stderr, "%s: unknown syscall '%s'; %s%s%s: %s\n",
@@ -113,7 +121,7 @@ int sf_parse_syscalls(const char *prog, const char *list, int family,
 			break;
 		}
 		if (family >= 0 && sf_syscalls[i].family != family) {
-			char names[256];
+			char names[512];
 
 			sf_family_names(family, names, sizeof(names));
 			fprintf(stderr, "%s: '%s' is a %s-family syscall, not %s; the %s family is: %s\n",
@@ -123,7 +131,7 @@ int sf_parse_syscalls(const char *prog, const char *list, int family,
 			err = -1;
 			break;
 		}
-		if (sf_syscalls[i].nr < 0) {
+		if (sf_syscalls[i].nr == -1) {
 			fprintf(stderr, "%s: '%s' does not exist on this architecture\n",
 				prog, tok);
 			err = -1;
@@ -144,8 +152,8 @@ void sf_format_syscalls(__u32 mask, char *buf, size_t len)
 	size_t off = 0;
 
 	buf[0] = '\0';
-	for (int i = 0; i < SATFEED_NR_SYSCALLS && off < len; i++) {
-		if (!(mask & (1U << i)))
+	for (int i = 0; i < SATFEED_SC_NR_BITS && off < len; i++) {
+		if (!(mask & (1U << i)) || !sf_syscalls[i].name)
 			continue;
 		off += snprintf(buf + off, len - off, "%s%s", off ? "," : "",
 				sf_syscalls[i].name);
