@@ -47,7 +47,8 @@ endif
 
 PROGS := $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl \
 	 $(OUTPUT)/sfserver $(OUTPUT)/sfload
-TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_kernel \
+TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_sat_rules \
+	      $(OUTPUT)/test_kernel \
 	      $(OUTPUT)/sfbench $(OUTPUT)/test_escape $(OUTPUT)/sf_recursion.bpf.o \
 	      $(OUTPUT)/sfcompat32
 
@@ -187,6 +188,10 @@ $(OUTPUT)/sfload: $(SFLOAD_OBJS)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ -lm -o $@
 
 $(OUTPUT)/test_window_math: $(OUTPUT)/test_window_math.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
+
+$(OUTPUT)/test_sat_rules: $(OUTPUT)/test_sat_rules.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 

@@ -9,7 +9,25 @@
  * duration of each epoll/select/poll wait (slack).  Every 2^k samples
  * (default 2048) a window closes with its exact integer mean and variance
  * (window_math.h) and joins a 16-entry history that consumers read from the
- * pinned sf_streams map.
+ * pinned sf_streams map.  Each closed window also carries figures that need
+ * no scale to be read: the squared coefficient of variation of its samples
+ * (cv2_permille, every stream), and for the poll stream the share of the
+ * window's span spent in waits (wait_permille) and the share spent waiting
+ * for work rather than for a CPU (idle_permille).  The second needs the
+ * run-queue time of each wait (runq_ns): under CPU contention a server's
+ * wait includes the time it stayed runnable after its wakeup, which is not
+ * slack; the growth of the thread's scheduler run delay
+ * (task->sched_info.run_delay) from wait entry to exit is that time.  After
+ * a window closes, the target's verdict (sf_verdict: OK, NEAR or FULL, and
+ * why) is updated from the newest figures and the target's rules, by the
+ * pure function in sat_rules.h that user space shares.  Its default rule is
+ * the waits per send, smoothed over send windows: a server below
+ * saturation waits about once per request, a saturated one finds work
+ * queued at every wait and waits rarely (the validation sweeps found the
+ * knee with it, where the idle share and the dispersion, kept as optional
+ * rules, did not).  It costs nothing per sample: at a send window's close
+ * the poll stream's call count, kept anyway, is compared with its value at
+ * the previous one.
  *
  * Why this way: one bpf_spin_lock per (target, stream) serialises the update
  * of the previous-event time and the running sums, so every sample lands in
@@ -39,7 +57,18 @@
  *  3. watched targets only: the socket check for read/write family calls
  *     (plain fault-safe loads), task storage for waits, then the clock and
  *     the locked update: bpf_ktime_get_ns and the lock pair are the bulk of
- *     the cost of a sample (docs/performance.md).
+ *     the cost of a sample (docs/performance.md).  A wait also reads its
+ *     thread's run delay at entry and exit: one CO-RE load each.
+ *  4. once per window (2048 samples), under the stream lock: the figures,
+ *     the exact cv2 among them a 128-by-128 division that BPF's 64-bit
+ *     divide cannot do, so 32 rounds of shift-subtract kept in a rolled
+ *     loop (about 400 instructions run, some 25 in the program, where
+ *     unrolled it would be 600 in every program that inlines sf_account);
+ *     then, outside it, the verdict under its own lock, in one non-inlined
+ *     subprogram per program.  Each program has one sf_account() site
+ *     (sf_sys_return() joins its families' paths before it), so the whole
+ *     of it costs a program some 120 instructions (sf_sys_exit on 6.18:
+ *     xlated 673 to 795), none of them on the per-sample path.
  *
  * Exactness and preemption: the kernel runs a tracing program at most once
  * per CPU at a time (bpf_prog_get_recursion_context(), prog->active) and

@@ -227,7 +227,7 @@ static __always_inline void sf_uring_event(__u32 slot, __u32 gen,
 		sf_count(slot, stream, gen, res);
 		return;
 	}
-	sf_account(slot, stream, gen, bpf_ktime_get_ns(), true, 0);
+	sf_account(slot, stream, gen, bpf_ktime_get_ns(), true, 0, 0);
 }
 
 /* A multishot receive ended: its entry goes, and with the last one the
@@ -430,6 +430,7 @@ static __always_inline int sf_uring_enter(struct pt_regs *regs)
 #ifdef SATFEED_SC_DISCOVER
 	w->discover = !!SF_UR_DISCOVER(hit.sc_mask);
 #endif
+	w->run_delay = sf_run_delay(task);
 	w->start_ns = bpf_ktime_get_ns();
 	return 0;
 }
@@ -461,7 +462,7 @@ static __always_inline int sf_uring_enter_exit(long ret)
 	}
 	now = bpf_ktime_get_ns();
 	sf_account(w->slot, SATFEED_STREAM_POLL, w->gen, now, false,
-		   now - start);
+		   now - start, sf_run_delay(task) - w->run_delay);
 	return 0;
 }
 

@@ -470,8 +470,8 @@ static void carry_targets(struct satfeed_bpf *skel, int *carried,
 		sel.id = t.id;
 		sel.level = t.level;
 		memcpy(sel.path, t.path, sizeof(sel.path));
-		err = sf_target_add(&new, &sel, t.sc_mask, NULL, why,
-				    sizeof(why));
+		err = sf_target_add_rules(&new, &sel, t.sc_mask, &t.rules,
+					  NULL, why, sizeof(why));
 		if (err) {
 			die_msg("dropped target %s %llu: %s",
 				t.kind == SATFEED_TARGET_PID ? "pid" : "cgroup",

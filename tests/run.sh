@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 B=${OUTPUT:-build}
 suites=(
 	"$B/test_window_math"
+	"$B/test_sat_rules"
 	"$B/test_escape"
 	"$B/test_kernel"
 	"bash tests/e2e/test_tools.sh"
