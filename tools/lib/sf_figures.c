@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * sf_figures.c - the figures a reader shows of a stream (closed, partial or
- * stale window) and the pinned saturation verdicts (sf_figures.h).
+ * stale window) (sf_figures.h).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
-#include <bpf/bpf.h>
 #include "sf_figures.h"
-#include "sf_pins.h"
 
 typedef unsigned __int128 u128;
 
@@ -137,35 +134,3 @@ void sf_stream_figures(const struct satfeed_stream *st, __u32 stream,
 	}
 }
 
-int sf_verdicts_open(const struct sf_pins *p)
-{
-	struct bpf_map_info mi = {};
-	__u32 ml = sizeof(mi);
-	char path[512];
-	int fd, err;
-
-	snprintf(path, sizeof(path), "%s/%s", p->root, SATFEED_PIN_VERDICT);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return -errno;
-	if (bpf_map_get_info_by_fd(fd, &mi, &ml)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	/* a lookup copies value_size bytes: never into a smaller struct */
-	if (mi.type != BPF_MAP_TYPE_ARRAY || mi.key_size != sizeof(__u32) ||
-	    mi.value_size != sizeof(struct satfeed_verdict) ||
-	    mi.max_entries != p->info.max_targets) {
-		close(fd);
-		return -EPROTO;
-	}
-	return fd;
-}
-
-int sf_verdict_get(int fd, __u32 slot, __u32 gen, struct satfeed_verdict *v)
-{
-	if (bpf_map_lookup_elem_flags(fd, &slot, v, BPF_F_LOCK))
-		return -errno;
-	return v->gen == gen ? 0 : -ESTALE;
-}

@@ -2,8 +2,8 @@
 /*
  * sf_figures.h - what a reader shows of one stream: the newest closed
  * window while it is recent, else the window in progress (from the running
- * sums acc_*), marked partial, with an estimate of when it closes; and a
- * target's saturation verdict (sf_verdict) when the engine pins one.
+ * sums acc_*), marked partial, with an estimate of when it closes; and the
+ * names of a verdict's states.
  *
  *	struct sf_figures f;
  *
@@ -16,14 +16,13 @@
  * A closed window's figures are the engine's own fields.  A partial
  * window's are computed here from the running sums with the same formulas
  * (satfeed.h), over the samples so far: integer, floor, the same units.
+ * The verdict itself is read with the target (sf_target_view_next()).
  */
 #ifndef __SF_FIGURES_H
 #define __SF_FIGURES_H
 
 #include <stdbool.h>
 #include "satfeed.h"
-
-struct sf_pins;
 
 /*
  * A closed window is stale once more than this many of its own spans have
@@ -76,19 +75,5 @@ __u32 sf_cv2_permille(__u64 n, __u64 s1, __u64 s2_lo, __u64 s2_hi);
 
 /* "unknown", "ok", "near", "full" (enum satfeed_sat_state) */
 const char *sf_sat_state_name(__u32 state);
-
-/*
- * The pinned verdicts (SATFEED_PIN_VERDICT) under p's root.  Returns an fd,
- * or -ENOENT when the engine pins none (an older build), -EPROTO when the
- * pin's shape is not the contract's, another -errno.
- */
-int sf_verdicts_open(const struct sf_pins *p);
-
-/*
- * Verdict of slot, copied under its lock, if it belongs to generation gen.
- * 0 with *v filled, -ESTALE when it belongs to another generation (the
- * slot's target has not been judged yet), another -errno.
- */
-int sf_verdict_get(int fd, __u32 slot, __u32 gen, struct satfeed_verdict *v);
 
 #endif /* __SF_FIGURES_H */

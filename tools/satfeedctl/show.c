@@ -53,11 +53,10 @@ static void json_window(const struct satfeed_window *w)
 	       w->idle_permille, w->cv2_permille);
 }
 
-/* What one view reads besides the targets: one time, one verdict map. */
+/* What one view reads besides the targets: one time, the skips. */
 struct view {
 	struct sf_pins *p;
 	__u64 now;		/* CLOCK_MONOTONIC of the reading */
-	int verdict_fd;		/* or -errno: no verdicts pinned */
 	struct skips k;
 };
 
@@ -170,24 +169,18 @@ void json_target_head(__u32 slot, const struct satfeed_target *t)
 /* ---- the verdict ---- */
 
 /*
- * The saturation state of a target as shown: gone, the engine's verdict,
- * or "-" when the engine pins none.  *v is filled when has_verdict.
+ * The saturation state of a target as shown: gone, or the engine's verdict
+ * (sf_target_view_next() read it under its lock, all zero, UNKNOWN, when
+ * it is of another generation: the target has not been judged yet).
  */
 static const char *sat_state(const struct view *vw,
 			     const struct sf_target_view *tv,
 			     struct satfeed_verdict *v, bool *has_verdict)
 {
-	int err;
-
-	*has_verdict = false;
-	if (sf_target_gone(&tv->t))
+	*v = tv->verdict;
+	*has_verdict = !sf_target_gone(&tv->t);
+	if (!*has_verdict)
 		return "gone";
-	if (vw->verdict_fd < 0)
-		return "-";
-	err = sf_verdict_get(vw->verdict_fd, tv->slot, tv->t.gen, v);
-	if (err)
-		return err == -ESTALE ? "unknown" : "-";
-	*has_verdict = true;
 	return sf_sat_state_name(v->state);
 }
 
@@ -212,11 +205,9 @@ static void json_verdict(const struct view *vw,
 	const char *state = sat_state(vw, tv, &v, &has);
 
 	printf(",\"saturation\":");
-	if (!strcmp(state, "-")) {
-		printf("null");
-		return;
-	}
 	printf("{\"state\":\"%s\"", state);
+	if (has)
+		printf(",\"seen\":%u", v.seen);
 	if (has)
 		printf(",\"why\":%u,\"idle_permille\":%u,"
 		       "\"send_cv2_permille\":%u,\"recv_cv2_permille\":%u,"
@@ -486,13 +477,10 @@ static void view_begin(struct view *vw, struct sf_pins *p)
 	vw->p = p;
 	skips_read(p, &vw->k);
 	vw->now = sf_now_mono_ns();
-	vw->verdict_fd = sf_verdicts_open(p);
 }
 
 static void view_end(struct view *vw)
 {
-	if (vw->verdict_fd >= 0)
-		close(vw->verdict_fd);
 }
 
 static __u64 now_real_ns(void)
@@ -517,13 +505,12 @@ static int json_view(const struct view *vw, const struct sf_selector *sel,
 		return -ENOMEM;
 	printf("{\"abi_version\":%u,\"attach_mode\":\"%s\","
 	       "\"window_samples\":%u,\"history\":%u,\"time_ns\":%llu,"
-	       "\"now_ns\":%llu,\"load_mono_ns\":%llu,\"verdicts\":%s,",
+	       "\"now_ns\":%llu,\"load_mono_ns\":%llu,",
 	       p->info.abi_version, sf_attach_name(p->info.attach_mode),
 	       p->info.window_samples, p->info.history,
 	       (unsigned long long)now_real_ns(),
 	       (unsigned long long)vw->now,
-	       (unsigned long long)p->info.load_mono_ns,
-	       vw->verdict_fd >= 0 ? "true" : "false");
+	       (unsigned long long)p->info.load_mono_ns);
 	json_skips(&vw->k);
 	printf("\"targets\":[");
 	for (__u32 slot = 0; (err = sf_target_view_next(p, &slot, tv)) > 0;
@@ -678,10 +665,9 @@ static void watch_target_line(const struct view *vw,
 	const char *state = sat_state(vw, tv, &v, &has);
 
 	target_label(label, sizeof(label), &tv->t, true);
-	if (!has) {
+	if (!has || v.state == SATFEED_SAT_UNKNOWN) {
 		printf("%.50s  state %s%s\n", label, state,
-		       vw->verdict_fd < 0 && strcmp(state, "gone") ?
-			       " (this engine pins no verdict)" : "");
+		       has ? " (no poll window closed yet)" : "");
 		return;
 	}
 	why_words(v.why, words, sizeof(words));

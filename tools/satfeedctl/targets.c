@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <bpf/bpf.h>
 #include "sf_common.h"
 #include "sf_escape.h"
 #include "sf_pins.h"
@@ -50,28 +49,6 @@ static void children_hint(__u64 pid)
 		       n > 4 ? " ..." : "", mnt, cg);
 }
 
-/*
- * The target's rules (--idle-near etc.), written into its entry right
- * after the add, under the same exclusive lock: the engine reads them at
- * each window close, and none has closed yet.  (Interim: the library's
- * add writes them with the target once it takes rules.)
- */
-static int set_rules(struct sf_pins *p, __u32 slot,
-		     const struct satfeed_sat_rules *rules)
-{
-	struct satfeed_target t;
-	int err;
-
-	if (!rules->idle_near_permille && !rules->idle_full_permille &&
-	    !rules->cv2_rise_permille)
-		return 0;
-	err = sf_target_read(p, slot, &t);
-	if (err)
-		return err;
-	t.rules = *rules;
-	return bpf_map_update_elem(p->targets_fd, &slot, &t, 0) ? -errno : 0;
-}
-
 static int add_one(struct sf_pins *p, const struct args *a,
 		   struct sf_selector *sel)
 {
@@ -81,13 +58,10 @@ static int add_one(struct sf_pins *p, const struct args *a,
 	err = sf_select_check(sel, a->force, why, sizeof(why));
 	if (err)
 		return fail(err, "%s", why);
-	err = sf_target_add(p, sel, a->sc_mask, &slot, why, sizeof(why));
+	err = sf_target_add_rules(p, sel, a->sc_mask, &a->rules, &slot, why,
+				  sizeof(why));
 	if (err)
 		return fail(err, "%s", why);
-	err = set_rules(p, slot, &a->rules);
-	if (err)
-		return fail(SF_EXIT_ERROR, "watching it in slot %d, but its rules could not be set: %s",
-			    slot, strerror(-err));
 	printf("watching %s %s%llu in slot %d\n",
 	       sel->kind == SATFEED_TARGET_PID ? "pid" : "cgroup",
 	       sel->kind == SATFEED_TARGET_PID ? "" : "id ",
