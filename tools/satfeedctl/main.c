@@ -38,7 +38,8 @@ static const char usage[] =
 "\n"
 "COMMANDS\n"
 "  add --pid PID... | --cgroup DIR [--send LIST] [--recv LIST] [--poll LIST]\n"
-"      [--idle-near P] [--idle-full P] [--cv2-rise P] [--force]\n"
+"      [--wps-near P] [--wps-full P] [--idle-near P] [--idle-full P]\n"
+"      [--cv2-rise P] [--force]\n"
 "        watch processes (all their threads) or a cgroup v2 directory (every\n"
 "        task in it or below it).  --pid takes several pids, separated by\n"
 "        spaces or commas, or repeated: --pid \"$(pidof nginx)\" watches each\n"
@@ -57,13 +58,16 @@ static const char usage[] =
 "          recv: io_uring_recv,io_uring_recvmsg,io_uring_read,io_uring_readv\n"
 "          poll: io_uring_wait (io_uring_enter with IORING_ENTER_GETEVENTS)\n"
 "        io_uring_write/writev/read/readv count only on sockets.\n"
-"        Saturation rules of the target, in permille (0: the default):\n"
+"        Saturation rules of the target, in permille (0: the default,\n"
+"        off: the rule is off):\n"
+"          --wps-near P   near below P waits per 1000 sends (smoothed)\n"
+"                         (default %s)\n"
+"          --wps-full P   saturated below P waits per 1000 sends (default %s)\n"
 "          --idle-near P  near saturation below this idle share (default %s)\n"
 "          --idle-full P  saturated below this idle share (default %s)\n"
 "          --cv2-rise P   near when the dispersion of the receive gaps\n"
 "                         exceeds its low-load baseline by P permille of\n"
 "                         it (1000: doubled) (default %s)\n"
-"        P may be 'off' where this build knows it.\n"
 "        Kernel threads and the root cgroup are refused unless --force.\n"
 "  remove --pid PID... | --cgroup DIR|ID | --slot N | --all\n"
 "        stop watching; its windows are discarded.  A removed cgroup (shown\n"
@@ -316,6 +320,8 @@ static const struct option long_opts[] = {
 	{ "idle-near", required_argument, NULL, 1001 },
 	{ "idle-full", required_argument, NULL, 1002 },
 	{ "cv2-rise", required_argument, NULL, 1003 },
+	{ "wps-near", required_argument, NULL, 1004 },
+	{ "wps-full", required_argument, NULL, 1005 },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -336,9 +342,11 @@ static const char *rule_str(char buf[16], __u32 v)
 static int help_or_usage(int opt)
 {
 	if (opt == 'h') {
-		char near[16], full[16], rise[16];
+		char wnear[16], wfull[16], near[16], full[16], rise[16];
 
-		printf(usage, rule_str(near, SATFEED_SAT_IDLE_NEAR_DEFAULT),
+		printf(usage, rule_str(wnear, SATFEED_SAT_WPS_NEAR_DEFAULT),
+		       rule_str(wfull, SATFEED_SAT_WPS_FULL_DEFAULT),
+		       rule_str(near, SATFEED_SAT_IDLE_NEAR_DEFAULT),
 		       rule_str(full, SATFEED_SAT_IDLE_FULL_DEFAULT),
 		       rule_str(rise, SATFEED_SAT_CV2_RISE_DEFAULT));
 		return SF_EXIT_OK;
@@ -467,18 +475,29 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 		case 1001:
 		case 1002:
 		case 1003:
+		case 1004:
+		case 1005: {
+			static const char *const names[] = {
+				"idle-near", "idle-full", "cv2-rise",
+				"wps-near", "wps-full",
+			};
+			__u32 *field[] = {
+				&a->rules.idle_near_permille,
+				&a->rules.idle_full_permille,
+				&a->rules.cv2_rise_permille,
+				&a->rules.wps_near_permille,
+				&a->rules.wps_full_permille,
+			};
+
 			if (!(c->flags & CMD_FAMILIES))
-				return not_for(c, argv[optind - 1] + 2, "add takes it");
-			err = parse_permille(opt == 1001 ? "idle-near" :
-					     opt == 1002 ? "idle-full" : "cv2-rise",
-					     optarg,
-					     opt == 1001 ? &a->rules.idle_near_permille :
-					     opt == 1002 ? &a->rules.idle_full_permille :
-							   &a->rules.cv2_rise_permille);
+				return not_for(c, names[opt - 1001], "add takes it");
+			err = parse_permille(names[opt - 1001], optarg,
+					     field[opt - 1001]);
 			if (err)
 				return err;
 			rules = true;
 			break;
+		}
 		case 'a':
 			a->all = true;
 			break;

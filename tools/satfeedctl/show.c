@@ -160,8 +160,10 @@ void json_target_head(__u32 slot, const struct satfeed_target *t)
 	sf_format_syscalls(t->sc_mask, mask, sizeof(mask));
 	printf(",\"state\":\"%s\",\"syscalls\":\"%s\"",
 	       sf_target_gone(t) ? "gone" : "active", mask);
-	printf(",\"rules\":{\"idle_near_permille\":%u,"
+	printf(",\"rules\":{\"wps_near_permille\":%u,"
+	       "\"wps_full_permille\":%u,\"idle_near_permille\":%u,"
 	       "\"idle_full_permille\":%u,\"cv2_rise_permille\":%u}",
+	       t->rules.wps_near_permille, t->rules.wps_full_permille,
 	       t->rules.idle_near_permille, t->rules.idle_full_permille,
 	       t->rules.cv2_rise_permille);
 }
@@ -187,14 +189,30 @@ static const char *sat_state(const struct view *vw,
 /* The rules that hold, in words short enough for an 80-column line */
 static void why_words(__u32 why, char *buf, size_t len)
 {
-	bool idle = why & (SATFEED_SAT_WHY_IDLE_FULL | SATFEED_SAT_WHY_IDLE_NEAR);
+	static const struct { __u32 bit; const char *word; } words[] = {
+		{ SATFEED_SAT_WHY_WPS_FULL, "waits/send < full" },
+		{ SATFEED_SAT_WHY_WPS_NEAR, "waits/send < near" },
+		{ SATFEED_SAT_WHY_IDLE_FULL, "idle < full" },
+		{ SATFEED_SAT_WHY_IDLE_NEAR, "idle < near" },
+		{ SATFEED_SAT_WHY_CV2_RISE, "dispersion up" },
+	};
+	size_t off = 0;
 
-	snprintf(buf, len, "%s%s%s",
-		 why & SATFEED_SAT_WHY_IDLE_FULL ? "idle < full" :
-		 why & SATFEED_SAT_WHY_IDLE_NEAR ? "idle < near" : "",
-		 idle && (why & SATFEED_SAT_WHY_CV2_RISE) ? ", " : "",
-		 why & SATFEED_SAT_WHY_CV2_RISE ? "dispersion up" :
-		 idle ? "" : "no rule holds");
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		if (!(why & words[i].bit) || off >= len)
+			continue;
+		/* full implies near: say the stronger one only */
+		if ((words[i].bit == SATFEED_SAT_WHY_WPS_NEAR &&
+		     (why & SATFEED_SAT_WHY_WPS_FULL)) ||
+		    (words[i].bit == SATFEED_SAT_WHY_IDLE_NEAR &&
+		     (why & SATFEED_SAT_WHY_IDLE_FULL)))
+			continue;
+		off += snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
+				words[i].word);
+	}
+	if (!off)
+		snprintf(buf, len, "no rule holds");
 }
 
 static void json_verdict(const struct view *vw,
@@ -211,10 +229,12 @@ static void json_verdict(const struct view *vw,
 	if (has)
 		printf(",\"why\":%u,\"idle_permille\":%u,"
 		       "\"send_cv2_permille\":%u,\"recv_cv2_permille\":%u,"
-		       "\"base_cv2_permille\":%u,\"since_ns\":%llu,"
+		       "\"base_cv2_permille\":%u,\"wps_permille\":%u,"
+		       "\"wps_avg_permille\":%u,\"since_ns\":%llu,"
 		       "\"updated_ns\":%llu,\"changes\":%llu",
 		       v.why, v.idle_permille, v.send_cv2_permille,
 		       v.recv_cv2_permille, v.base_cv2_permille,
+		       v.wps_permille, v.wps_avg_permille,
 		       (unsigned long long)v.since_ns,
 		       (unsigned long long)v.updated_ns,
 		       (unsigned long long)v.changes);
