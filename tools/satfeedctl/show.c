@@ -679,10 +679,11 @@ static void trend(const struct satfeed_stream *st, __u32 s,
 static void watch_target_line(const struct view *vw,
 			      const struct sf_target_view *tv)
 {
-	char label[160], words[64], since[24];
+	char label[160], words[96], since[24], head[96];
 	struct satfeed_verdict v;
 	bool has;
 	const char *state = sat_state(vw, tv, &v, &has);
+	int n;
 
 	target_label(label, sizeof(label), &tv->t, true);
 	if (!has || v.state == SATFEED_SAT_UNKNOWN) {
@@ -693,7 +694,10 @@ static void watch_target_line(const struct view *vw,
 	why_words(v.why, words, sizeof(words));
 	fmt_dur(since, sizeof(since), vw->now > v.since_ns ?
 		vw->now - v.since_ns : 0);
-	printf("%.30s  %s for %s (%s)\n", label, state, since, words);
+	/* the reasons get what is left of 80 columns */
+	n = snprintf(head, sizeof(head), "%.30s  state %s for %s", label,
+		     state, since);
+	printf("%s (%.*s)\n", head, n < 76 ? 76 - n : 0, words);
 }
 
 #define WATCH_FMT "  %-4s %5s %-11s %7s %8s [%-8s] %-13s"
