@@ -117,7 +117,7 @@ static const char usage[] =
 "\n"
 "COLUMNS (show)\n"
 "  STATE    the engine's saturation verdict: ok, near (near saturation),\n"
-"           full (saturated), unknown (no poll window closed yet), gone\n"
+"           full (saturated), unknown (not judged yet), gone\n"
 "           (the process exited or the cgroup was removed)\n"
 "  IDLE%%    share of the time the server's threads spent waiting for work\n"
 "           in epoll/select/poll, summed over threads (above 100 when\n"

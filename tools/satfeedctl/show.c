@@ -688,7 +688,7 @@ static void watch_target_line(const struct view *vw,
 	target_label(label, sizeof(label), &tv->t, true);
 	if (!has || v.state == SATFEED_SAT_UNKNOWN) {
 		printf("%.50s  state %s%s\n", label, state,
-		       has ? " (no poll window closed yet)" : "");
+		       has ? " (not judged yet)" : "");
 		return;
 	}
 	why_words(v.why, words, sizeof(words));
