@@ -56,12 +56,16 @@ TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_sat_rules \
 # every tool and test that opens satfeed's maps
 LIB_OBJ := $(addprefix $(OUTPUT)/,sf_common.o sf_pins.o sf_target.o sf_progstats.o \
 	   sf_check.o sf_proc.o sf_root.o \
-	   sf_saferoot.o sf_escape.o sf_metrics.o)
+	   sf_saferoot.o sf_escape.o sf_metrics.o sf_figures.o sf_select.o)
 # the engine's program selection and attach order, and the understudy
 # decision: linked into what loads the engine itself (loader, kernel tests)
 ENGINE_OBJ := $(addprefix $(OUTPUT)/,sf_engine.o sf_preempt.o)
 
 all: $(PROGS)
+
+# --version names the commit it was built from (when built from git)
+GIT_DESC := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+$(OUTPUT)/sf_common.o: CFLAGS += -DSF_GIT='"$(GIT_DESC)"'
 
 $(OUTPUT):
 	$(Q)mkdir -p $@

@@ -61,7 +61,13 @@ static struct env {
 	.window_shift = SATFEED_WINDOW_SHIFT,
 };
 
-const char *argp_program_version = "satfeed-loader (ABI 1)";
+static void print_version(FILE *f, struct argp_state *state)
+{
+	sf_print_version();
+}
+
+void (*argp_program_version_hook)(FILE *, struct argp_state *) =
+	print_version;
 static const char doc[] =
 "Load satfeed's in-kernel saturation/slack engine and pin it in bpffs.\n"
 "\n"
@@ -136,6 +142,22 @@ static const struct argp_option opts[] = {
 	{},
 };
 
+/* a bad argument was reported (one line): main() adds nothing */
+static bool said_usage;
+
+static error_t bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static error_t bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sf_vmsg(fmt, ap);
+	va_end(ap);
+	said_usage = true;
+	return EINVAL;
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	unsigned long n;
@@ -144,7 +166,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'b':
 		if (arg[0] != '/' || strlen(arg) > 200) {
-			argp_error(state, "--bpffs needs an absolute path of at most 200 characters");
+			return bad("--bpffs needs an absolute path of at most 200 characters");
 		}
 		for (size_t n = strlen(arg); n > 1 && arg[n - 1] == '/';)
 			arg[--n] = '\0';
@@ -152,19 +174,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'a':
 		if (sf_attach_parse(arg, &env.attach))
-			argp_error(state, "unknown attach mode '%s' (auto, fentry, tp_btf)",
+			return bad("unknown attach mode '%s' (auto, fentry, tp_btf)",
 				   arg);
 		break;
 	case 'u':
 		if (sf_understudy_parse(arg, &env.understudy))
-			argp_error(state, "--understudy must be auto, on or off, not '%s'",
+			return bad("--understudy must be auto, on or off, not '%s'",
 				   arg);
 		break;
 	case 'w':
 		errno = 0;
 		n = strtoul(arg, &end, 0);
 		if (errno || *end || n < 2 || n > 65536 || (n & (n - 1)))
-			argp_error(state, "--window must be a power of two from 2 to 65536, not '%s'",
+			return bad("--window must be a power of two from 2 to 65536, not '%s'",
 				   arg);
 		env.window_shift = __builtin_ctzl(n);
 		break;
@@ -179,17 +201,17 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_ARG:
 		if (env.command)
-			argp_error(state, "one command only (got '%s' after '%s')",
+			return bad("one command only (got '%s' after '%s')",
 				   arg, env.command);
 		if (strcmp(arg, "load") && strcmp(arg, "unload") &&
 		    strcmp(arg, "check"))
-			argp_error(state, "unknown command '%s' (load, unload, check)",
+			return bad("unknown command '%s' (load, unload, check)",
 				   arg);
 		env.command = arg;
 		break;
 	case ARGP_KEY_END:
 		if (!env.command)
-			argp_error(state, "a command is required (load, unload, check)");
+			return bad("a command is required (load, unload, check)");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -207,16 +229,7 @@ static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt,
 	return vfprintf(stderr, fmt, args);
 }
 
-static void die_msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
+#define die_msg sf_msg
 
 /* ---- pins ---- */
 
@@ -380,6 +393,37 @@ static int swap_in(bool root_exists)
 }
 
 /*
+ * How many targets the engine at ROOT watches, read without its contract:
+ * kind and state lead struct satfeed_target in every ABI so far, so this
+ * counts an engine of another ABI, whose targets cannot be carried over.
+ * -errno when they cannot be counted.
+ */
+static int count_old_targets(void)
+{
+	struct bpf_map_info mi = {};
+	__u32 ml = sizeof(mi), v[64];
+	char path[PATH_MAX];
+	int fd, n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", env.root, SATFEED_PIN_TARGETS);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_get_info_by_fd(fd, &mi, &ml) ||
+	    mi.type != BPF_MAP_TYPE_ARRAY || mi.key_size != sizeof(__u32) ||
+	    mi.value_size > sizeof(v) || mi.value_size < 2 * sizeof(__u32)) {
+		close(fd);
+		return -EPROTO;
+	}
+	for (__u32 slot = 0; slot < mi.max_entries; slot++)
+		if (!bpf_map_lookup_elem(fd, &slot, v) &&
+		    v[0] != SATFEED_TARGET_FREE && v[1] == SATFEED_STATE_ACTIVE)
+			n++;
+	close(fd);
+	return n;
+}
+
+/*
  * Re-add each active target of the engine at ROOT to the new one, with its
  * syscalls.  *carried and *dropped count them; each one dropped is said.
  */
@@ -393,8 +437,17 @@ static void carry_targets(struct satfeed_bpf *skel, int *carried,
 	*carried = *dropped = 0;
 	err = sf_pins_open(&old, env.root, why, sizeof(why));
 	if (err) {
-		die_msg("the targets of the engine being replaced cannot be read (%s): none are carried over",
-			why);
+		int n = count_old_targets();
+
+		if (n > 0)
+			*dropped = n;
+		if (n >= 0)
+			die_msg("the targets of the engine being replaced cannot be read (%s): %d target%s dropped; add %s again with satfeedctl add",
+				why, n, n == 1 ? "" : "s",
+				n == 1 ? "it" : "them");
+		else
+			die_msg("the targets of the engine being replaced cannot be read (%s): none are carried over; add them again with satfeedctl add",
+				why);
 		return;
 	}
 	err = sf_pins_from_object(&new, skel->obj, why, sizeof(why));
@@ -562,11 +615,18 @@ static int ensure_bpffs(char *why, size_t len)
 			 strerror(errno));
 		return -errno;
 	}
-	if (fs < 0)
+	/*
+	 * Never advise mounting a bpffs over an arbitrary directory (/tmp):
+	 * the root belongs in the bpffs that is there for it.
+	 */
+	if (fs == -ENOENT)
+		snprintf(why, len, "%s does not exist: the pin root must be a directory in a bpffs, such as /sys/fs/bpf/satfeed (--bpffs /sys/fs/bpf/NAME)",
+			 parent);
+	else if (fs < 0)
 		snprintf(why, len, "%s: %s", parent, strerror(-fs));
 	else
-		snprintf(why, len, "%s is not a bpffs (mount -t bpf -o mode=0700 bpf %s)",
-			 parent, parent);
+		snprintf(why, len, "%s is not a bpffs: the pin root must be a directory in a bpffs, such as /sys/fs/bpf/satfeed (--bpffs /sys/fs/bpf/NAME)",
+			 parent);
 	return fs < 0 ? fs : -ENOTDIR;
 }
 
@@ -644,6 +704,13 @@ static int cmd_load(void)
 		}
 		if (!first[0])
 			snprintf(first, sizeof(first), "%s", why);
+	}
+	if (err && env.attach == SATFEED_ATTACH_FENTRY) {
+		/* the kernel's policy (EPERM) or no fentry support */
+		die_msg("%s; --attach tp_btf (or auto, the default) works where fentry is refused ('satfeed-loader check' says which modes this kernel allows)",
+			why);
+		err = SF_EXIT_ERROR;
+		goto unlock;
 	}
 	if (err) {
 		die_msg("%s", env.attach ? why : first);
@@ -830,6 +897,40 @@ static int cmd_check(void)
 	return chosen ? SF_EXIT_OK : SF_EXIT_ERROR;
 }
 
+/* The option argp refused (ARGP_NO_ERRS: it says nothing itself). */
+static void unknown_option(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		size_t n = strcspn(a + 2, "=");
+		bool known = false;
+
+		if (!strcmp(a, "--"))
+			break;
+		if (a[0] != '-' || !a[1])
+			continue;
+		if (a[1] != '-') {
+			for (const struct argp_option *o = opts; o->name; o++)
+				known |= o->key == a[1];
+			known |= a[1] == '?' || a[1] == 'V';
+			if (!known) {
+				sf_msg("unknown option '-%c'; see --help", a[1]);
+				return;
+			}
+			continue;
+		}
+		for (const struct argp_option *o = opts; o->name; o++)
+			known |= strlen(o->name) == n && !strncmp(o->name, a + 2, n);
+		known |= !strcmp(a, "--help") || !strcmp(a, "--usage") ||
+			 !strcmp(a, "--version");
+		if (!known) {
+			sf_msg("unknown option '%.*s'; see --help", (int)n + 2, a);
+			return;
+		}
+	}
+	sf_msg("an option lacks its value; see --help");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = {
@@ -840,10 +941,15 @@ int main(int argc, char **argv)
 	};
 	int err;
 
+	sf_prog = PROG;
 	argp_err_exit_status = SF_EXIT_USAGE;
-	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
-	if (err)
+	/* our own one-line messages: argp's add a second "Try" line */
+	err = argp_parse(&argp, argc, argv, ARGP_NO_ERRS, NULL, NULL);
+	if (err) {
+		if (!said_usage)
+			unknown_option(argc, argv);
 		return SF_EXIT_USAGE;
+	}
 	libbpf_set_print(libbpf_print_fn);
 
 	if (strcmp(env.command, "check") && geteuid() != 0) {

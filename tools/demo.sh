@@ -30,9 +30,17 @@ trap 'exit 130' INT TERM
 "$B/satfeed-loader" load
 if [ -n "$pid" ]; then
 	"$B/satfeedctl" add --pid "$pid"
-	echo "watching pid $pid; Ctrl-C to stop (the engine is unloaded on exit)"
-	"$B/satfeedctl" watch
-	exit 0
+	# Job control puts the watch in a process group of its own, which
+	# gets the terminal: Ctrl-C then reaches the watch alone (it ends
+	# with exit 0), not make, which would report it as an error.  The
+	# watch's own header line says "Ctrl-C ends", so the hint stays on
+	# screen while it redraws.
+	set -m
+	rc=0
+	"$B/satfeedctl" watch || rc=$?
+	set +m
+	echo "make run: stopped watching pid $pid; satfeed is unloaded"
+	exit "$rc"
 fi
 
 portfile=$(mktemp)

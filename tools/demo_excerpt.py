@@ -4,7 +4,8 @@ stream those of seq, samples, mean_ns, var_ns2 and rps it has."""
 import json
 import sys
 
-FIGURES = ("seq", "samples", "mean_ns", "var_ns2", "rps")
+FIGURES = ("seq", "samples", "mean_ns", "var_ns2", "rps", "cv2_permille",
+           "idle_permille")
 
 d = json.load(sys.stdin)
 for t in d["targets"]:

@@ -36,8 +36,6 @@
 #include "sf_export.h"
 #include "sf_metrics.h"
 
-#define PROG "satfeedctl export"
-
 #define MAX_CONNS	16
 #define REQUEST_MAX	8192		/* request line and headers */
 #define CONN_TIMEOUT_MS	10000		/* Prometheus' default scrape timeout */
@@ -82,20 +80,8 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static int fail(int code, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int fail(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return code;
-}
+/* one prefix for every message of satfeedctl, the exporter's too */
+#define fail sf_fail
 
 static __u64 now_ms(void)
 {
@@ -116,10 +102,10 @@ static int expose(struct exporter *e, struct sf_buf *b,
 		return up;
 	if (up != e->last_up || (!up && strcmp(why, e->last_why))) {
 		if (up)
-			fprintf(stderr, PROG ": reading the engine at %s (satfeed_up 1)\n",
+			sf_msg("export: reading the engine at %s (satfeed_up 1)",
 				e->o->root);
 		else
-			fprintf(stderr, PROG ": %s; satfeed_up is 0 until it is readable\n",
+			sf_msg("export: %s; satfeed_up is 0 until it is readable",
 				why);
 		e->last_up = up;
 		snprintf(e->last_why, sizeof(e->last_why), "%s", why);
@@ -541,10 +527,10 @@ static void textfile_tick(struct exporter *e)
 	int err = textfile_write(e);
 
 	if (err && -err != e->textfile_err)
-		fprintf(stderr, PROG ": cannot write %s: %s\n", e->file,
+		sf_msg("export: cannot write %s: %s", e->file,
 			strerror(-err));
 	else if (!err && e->textfile_err)
-		fprintf(stderr, PROG ": writing %s again\n", e->file);
+		sf_msg("export: writing %s again", e->file);
 	e->textfile_err = -err;
 }
 

@@ -4,6 +4,7 @@
  * satfeedctl and the tests.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -72,6 +73,19 @@ int sf_attach_parse(const char *s, __u32 *mode)
 	return -1;
 }
 
+void sf_family_names(int family, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < SATFEED_SC_NR_BITS && off < len; i++)
+		if (sf_syscalls[i].name &&
+		    (family < 0 || sf_syscalls[i].family == family) &&
+		    sf_syscalls[i].nr != -1)
+			off += snprintf(buf + off, len - off, "%s%s",
+					off ? "," : "", sf_syscalls[i].name);
+}
+
 int sf_parse_syscalls(const char *prog, const char *list, int family,
 		      __u32 *mask)
 {
@@ -96,15 +110,24 @@ int sf_parse_syscalls(const char *prog, const char *list, int family,
 			    !strcmp(sf_syscalls[i].name, name))
 				break;
 		if (i == SATFEED_SC_NR_BITS) {
-			fprintf(stderr, "%s: unknown syscall '%s'\n", prog,
-				tok);
+			char names[512];
+
+			sf_family_names(family, names, sizeof(names));
+			fprintf(stderr, "%s: unknown syscall '%s'; %s%s%s: %s\n",
+				prog, tok, family >= 0 ? "the " : "",
+				family >= 0 ? sf_stream_names[family] : "valid names",
+				family >= 0 ? " family is" : "", names);
 			err = -1;
 			break;
 		}
 		if (family >= 0 && sf_syscalls[i].family != family) {
-			fprintf(stderr, "%s: '%s' is a %s-family syscall, not %s\n",
+			char names[512];
+
+			sf_family_names(family, names, sizeof(names));
+			fprintf(stderr, "%s: '%s' is a %s-family syscall, not %s; the %s family is: %s\n",
 				prog, tok, sf_stream_names[sf_syscalls[i].family],
-				sf_stream_names[family]);
+				sf_stream_names[family], sf_stream_names[family],
+				names);
 			err = -1;
 			break;
 		}
@@ -152,4 +175,54 @@ __u64 sf_now_mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+const char *sf_prog = "satfeed";
+
+void sf_vmsg(const char *fmt, va_list ap)
+{
+	/* one write per line where stderr is unbuffered: no interleaving */
+	char line[1024];
+	int n;
+
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	if (n < 0)
+		return;
+	fprintf(stderr, "%s: %s\n", sf_prog, line);
+}
+
+void sf_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sf_vmsg(fmt, ap);
+	va_end(ap);
+}
+
+int sf_fail(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sf_vmsg(fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+void sf_warn(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	sf_msg("warning: %s", line);
+}
+
+void sf_print_version(void)
+{
+	printf("%s %s (ABI %d, git %s)\n", sf_prog, SF_VERSION,
+	       SATFEED_ABI_VERSION, SF_GIT);
 }

@@ -6,9 +6,16 @@
 #ifndef __SF_COMMON_H
 #define __SF_COMMON_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include "satfeed.h"
+
+/* The release; SF_GIT (the Makefile's git describe) says which commit. */
+#define SF_VERSION	"0.4"
+#ifndef SF_GIT
+#define SF_GIT		"unknown"
+#endif
 
 /* Exit codes of satfeed-loader and satfeedctl (documented in --help). */
 enum sf_exit {
@@ -49,6 +56,8 @@ int sf_attach_parse(const char *s, __u32 *mode);
  */
 int sf_parse_syscalls(const char *prog, const char *list, int family,
 		      __u32 *mask);
+/* The syscalls of a family (any family when < 0) this arch has, "a,b,c". */
+void sf_family_names(int family, char *buf, size_t len);
 void sf_format_syscalls(__u32 mask, char *buf, size_t len);
 /* room for every member's name, comma separated (all 32 bits used) */
 #define SF_MASK_TEXT_LEN	640
@@ -57,5 +66,23 @@ void sf_format_syscalls(__u32 mask, char *buf, size_t len);
 int sf_is_bpffs(const char *path);
 
 __u64 sf_now_mono_ns(void);
+
+/*
+ * Messages.  Every line a tool prints on stderr starts with its name, set
+ * once in main() (sf_prog = "satfeedctl"), so the library's lines carry
+ * the same prefix as the tool's own.  One line each, saying what to do.
+ */
+extern const char *sf_prog;
+
+void sf_vmsg(const char *fmt, va_list ap);
+void sf_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* sf_msg(), then return code (an enum sf_exit): return sf_fail(...) */
+int sf_fail(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* "PROG: warning: ..." */
+void sf_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* "PROG VERSION (ABI N, git X)" on stdout, for --version */
+void sf_print_version(void);
 
 #endif /* __SF_COMMON_H */

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "satfeed.h"
+#include "sf_common.h"
 #include "sf_root.h"
 
 const struct sf_pin_dir sf_engine_layout[SF_ENGINE_LAYOUT_LEN] = {
@@ -217,7 +218,7 @@ int sf_root_complete(const char *root, char *why, size_t len)
 	struct stat st;
 	DIR *dir;
 
-	err = sf_saferoot_open(&r, "satfeed", root, why, len);
+	err = sf_saferoot_open(&r, sf_prog, root, why, len);
 	if (err)
 		return err;
 	err = -EUCLEAN;

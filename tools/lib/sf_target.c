@@ -169,7 +169,7 @@ static int change_begin(const struct sf_pins *p, int *lockfd, char *why,
 		}
 	}
 	/* failures are reported by both, and do not stop this change */
-	sf_root_retire_swap(p->root, "satfeed", &removed, why, len);
+	sf_root_retire_swap(p->root, sf_prog, &removed, why, len);
 	sf_table_check(p, true, NULL, NULL, NULL);
 	why[0] = '\0';
 	return SF_EXIT_OK;

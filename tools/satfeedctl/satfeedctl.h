@@ -14,18 +14,27 @@
 #include "sf_pins.h"
 #include "sf_progstats.h"
 #include "sf_target.h"
+#include "sf_common.h"
 
 #define PROG "satfeedctl"
+#define fail sf_fail
 
 /* Everything the command line says, parsed before any pin is opened. */
+#define MAX_SEL SATFEED_MAX_TARGETS
+
 struct args {
 	const char *root;	/* --bpffs */
-	struct sf_selector sel;	/* --pid / --cgroup; FREE with --all */
+	struct sf_selector sel[MAX_SEL]; /* --pid (each) / --cgroup */
+	int nr_sel;		/* 0: none given (every target) */
 	const char *vanished;	/* --cgroup of a directory removed since */
+	long slot;		/* --slot, -1: not given */
 	bool all;		/* --all */
 	bool json;		/* --json */
+	bool raw;		/* --raw: mean and SD per stream */
+	bool force;		/* --force */
 	bool repair;		/* --repair */
 	__u32 sc_mask;		/* syscalls that count (add) */
+	struct satfeed_sat_rules rules; /* add: --idle-near etc. */
 	double interval;	/* --interval, seconds */
 	long count;		/* --count, 0: until interrupted */
 	const char *listen;	/* --listen */
@@ -33,8 +42,6 @@ struct args {
 	const char *textfile;	/* --textfile */
 };
 
-int fail(int code, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 
 /* ---- what the kernel skipped (skips.c) ---- */
 
@@ -57,6 +64,10 @@ void json_skips(const struct skips *k);
 
 const char *text_str(char *buf, size_t len, const char *s, size_t max);
 void json_target_head(__u32 slot, const struct satfeed_target *t);
+
+/* --slot or a removed cgroup's path into sel[0] (targets.c) */
+int resolve_selection(struct sf_pins *p, const struct args *a,
+		      struct sf_selector *sel);
 
 /* ---- the commands ---- */
 

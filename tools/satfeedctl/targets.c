@@ -10,70 +10,144 @@
 #include "sf_common.h"
 #include "sf_escape.h"
 #include "sf_pins.h"
+#include "sf_select.h"
 #include "sf_target.h"
 #include "satfeedctl.h"
 
-/*
- * The gone cgroup target that the removed directory dir was: its path
- * relative to the cgroup2 mount ends dir (the longest such path wins).
- */
-static int find_vanished(struct sf_pins *p, const char *dir,
-			 struct sf_selector *sel)
-{
-	size_t dl = strlen(dir), best = 0;
-
-	while (dl > 1 && dir[dl - 1] == '/')
-		dl--;
-	for (__u32 slot = 0; slot < p->info.max_targets; slot++) {
-		struct satfeed_target t;
-		size_t tl;
-
-		if (sf_target_read(p, slot, &t) ||
-		    t.kind != SATFEED_TARGET_CGROUP || !sf_target_gone(&t))
-			continue;
-		tl = strnlen(t.path, sizeof(t.path));
-		if (tl > best && tl <= dl &&
-		    !strncmp(dir + dl - tl, t.path, tl)) {
-			best = tl;
-			sel->id = t.id;
-		}
-	}
-	return best ? 0 : -ENOENT;
-}
-
 /* ---- changing the target table ---- */
 
-int cmd_add(struct sf_pins *p, const struct args *a)
+static void warn_line(const char *text, void *ctx)
+{
+	sf_warn("%s", text);
+}
+
+/*
+ * A process whose children do the I/O is not a target its own: say so,
+ * with the cgroup that holds them all.
+ */
+static void children_hint(__u64 pid)
+{
+	char cg[512], mnt[256], list[128] = "";
+	__u64 kids[4];
+	size_t off = 0;
+	int n;
+
+	n = sf_proc_children(pid, kids, 4);
+	if (!n)
+		return;
+	for (int i = 0; i < n && i < 4 && off < sizeof(list); i++)
+		off += snprintf(list + off, sizeof(list) - off, "%s%llu",
+				i ? " " : "", (unsigned long long)kids[i]);
+	sf_cgroup2_mount(mnt, sizeof(mnt));
+	if (sf_proc_cgroup(pid, cg, sizeof(cg)) || !mnt[0] || !strcmp(cg, "/"))
+		sf_msg("note: pid %llu has %d child process%s (%s%s): their system calls are not this pid's; if they do the I/O, watch them with --pid or with a cgroup holding them all (--cgroup)",
+		       (unsigned long long)pid, n, n == 1 ? "" : "es", list,
+		       n > 4 ? " ..." : "");
+	else
+		sf_msg("note: pid %llu has %d child process%s (%s%s): their system calls are not this pid's; if they do the I/O, watch them all with --cgroup %s%s",
+		       (unsigned long long)pid, n, n == 1 ? "" : "es", list,
+		       n > 4 ? " ..." : "", mnt, cg);
+}
+
+static int add_one(struct sf_pins *p, const struct args *a,
+		   struct sf_selector *sel)
 {
 	char why[512];
 	int slot, err;
 
-	err = sf_target_add(p, &a->sel, a->sc_mask, &slot, why, sizeof(why));
+	err = sf_select_check(sel, a->force, why, sizeof(why));
+	if (err)
+		return fail(err, "%s", why);
+	err = sf_target_add_rules(p, sel, a->sc_mask, &a->rules, &slot, why,
+				  sizeof(why));
 	if (err)
 		return fail(err, "%s", why);
 	printf("watching %s %s%llu in slot %d\n",
-	       a->sel.kind == SATFEED_TARGET_PID ? "pid" : "cgroup",
-	       a->sel.kind == SATFEED_TARGET_PID ? "" : "id ",
-	       (unsigned long long)a->sel.id, slot);
+	       sel->kind == SATFEED_TARGET_PID ? "pid" : "cgroup",
+	       sel->kind == SATFEED_TARGET_PID ? "" : "id ",
+	       (unsigned long long)sel->id, slot);
+	fflush(stdout);
+	sf_select_overlaps(p, sel, warn_line, NULL);
+	if (sel->kind == SATFEED_TARGET_PID)
+		children_hint(sel->id);
+	return SF_EXIT_OK;
+}
+
+/*
+ * Each target named; one that fails does not stop the others, and the
+ * exit status is the first failure's.
+ */
+int cmd_add(struct sf_pins *p, const struct args *a)
+{
+	struct sf_selector sel[MAX_SEL];
+	int ret = SF_EXIT_OK;
+
+	memcpy(sel, a->sel, sizeof(sel));
+	for (int i = 0; i < a->nr_sel; i++) {
+		int err = add_one(p, a, &sel[i]);
+
+		if (err && !ret)
+			ret = err;
+	}
+	return ret;
+}
+
+/*
+ * Resolve --slot or a removed cgroup's path into sel[0].  Returns an enum
+ * sf_exit.
+ */
+int resolve_selection(struct sf_pins *p, const struct args *a,
+		      struct sf_selector *sel)
+{
+	int err;
+
+	if (a->slot >= 0) {
+		err = sf_select_slot(p, a->slot, &sel[0]);
+		if (err == -ENOENT || err == -ERANGE)
+			return fail(SF_EXIT_TARGET, "slot %ld holds no target (satfeedctl targets lists them)",
+				    a->slot);
+		if (err)
+			return fail(SF_EXIT_ERROR, "cannot read slot %ld: %s",
+				    a->slot, strerror(-err));
+		return SF_EXIT_OK;
+	}
+	if (a->vanished && sf_select_vanished(p, a->vanished, &sel[0]))
+		return fail(SF_EXIT_TARGET, "%s: no such directory, and no removed cgroup was watched there",
+			    a->vanished);
 	return SF_EXIT_OK;
 }
 
 int cmd_remove(struct sf_pins *p, const struct args *a)
 {
 	const struct sf_selector every = {};
-	struct sf_selector sel = a->sel;
+	struct sf_selector sel[MAX_SEL];
+	int nr = a->slot >= 0 ? 1 : a->nr_sel, total = 0;
+	int ret = SF_EXIT_OK, n, err;
 	char why[512];
-	int n, err;
 
-	if (a->vanished && !a->all && find_vanished(p, a->vanished, &sel))
-		return fail(SF_EXIT_TARGET, "%s: no such directory, and no removed cgroup was watched there",
-			    a->vanished);
-	err = sf_target_remove(p, a->all ? &every : &sel, &n, why,
-			       sizeof(why));
+	memcpy(sel, a->sel, sizeof(sel));
+	if (a->all) {
+		err = sf_target_remove(p, &every, &n, why, sizeof(why));
+		if (err)
+			return fail(err, "%s", why);
+		printf("removed %d target%s\n", n, n == 1 ? "" : "s");
+		return SF_EXIT_OK;
+	}
+	err = resolve_selection(p, a, sel);
 	if (err)
-		return fail(err, "%s", why);
-	printf("removed %d target%s\n", n, n == 1 ? "" : "s");
-	return SF_EXIT_OK;
+		return err;
+	for (int i = 0; i < nr; i++) {
+		err = sf_target_remove(p, &sel[i], &n, why, sizeof(why));
+		if (err) {
+			fail(err, "%s", why);
+			ret = ret ?: err;
+			continue;
+		}
+		total += n;
+	}
+	if (total || !ret)
+		printf("removed %d target%s\n", total, total == 1 ? "" : "s");
+	return ret;
 }
 
 /* ---- listing the target table ---- */

@@ -68,11 +68,9 @@ void msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, PROG ": ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	sf_vmsg(fmt, ap);	/* sf_prog is PROG: main() sets it */
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 /* Run argv; stdout and stderr go to a pipe and are shown on failure (or with

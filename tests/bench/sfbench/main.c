@@ -133,6 +133,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	FILE *f;
 
+	sf_prog = PROG;
 	while ((opt = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'q':

@@ -33,6 +33,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "satfeed.h"
+#include "sf_common.h"
 #include "sf_pins.h"
 #include "sf_target.h"
 /* The engine's skeleton is included so that make rebuilds sfbench when the

@@ -1,0 +1,326 @@
+#!/usr/bin/env bash
+# tests/e2e/test_cli_edges.sh - the rough edges a new user hits (issue 9):
+# every failure one line with its fix and the tool's prefix, --bpffs after
+# the command, --version, several pids, kernel threads and the root cgroup,
+# children doing the I/O, a pid inside a watched cgroup, a removed cgroup
+# named by id or slot, saturation rules, partial and stale windows (checked
+# against the stream read with bpftool), show of a gone or unwatched
+# target, watch --json, watch across unload and reload, --replace of an
+# engine it cannot read, and `make run PID=` ended with Ctrl-C.
+#
+# Run as root from the repository root:  bash tests/e2e/test_cli_edges.sh
+# Needs: make all, bpftool, python3, util-linux (script), a cgroup v2 mount.
+. "$(dirname "$0")/../lib.sh"
+
+sf_begin test_cli_edges
+
+ABI=$(awk '/^#define SATFEED_ABI_VERSION/ { print $3 }' "$SF_REPO/bpf/satfeed.h")
+
+snapshot_now() { SNAP=$SF_TMP/snap.$1; sf_snapshot "$SNAP"; }
+jget() { sf_json_get "$1" "$2"; }
+
+# ONE_LINE NAME PREFIX: the last command's stderr is one line, with PREFIX
+ONE_LINE() {
+	ASSERT_EQ "$1: one line on stderr" 1 "$(printf '%s\n' "$ERR" | grep -c .)"
+	ASSERT_MATCH "$1: starts with '$2: '" "^$2: " "$ERR"
+}
+
+# BAD NAME STATUS MESSAGE_ERE CMD...: fails with STATUS, one line matching
+# MESSAGE_ERE with the tool's prefix, nothing on stdout, bpffs as in $SNAP
+BAD() {
+	local name=$1 want=$2 msg=$3 tool
+	shift 3
+	tool=$(basename "$1")
+	ASSERT_RC "$name" "$want" "$@"
+	ASSERT_MSG "$name" "$msg"
+	ONE_LINE "$name" "$tool"
+	ASSERT_EQ "$name: nothing on stdout" "" "$OUT"
+	ASSERT_BPFFS "$name" "$SNAP"
+}
+
+######################################################################
+sf_log "--- not loaded ---"
+snapshot_now unloaded
+ABSENT=/sys/fs/bpf/sf-absent-$$
+BAD "--bpffs after the command is taken (show)" 3 "not loaded.*$ABSENT" \
+	"$CTL" show --bpffs "$ABSENT"
+BAD "--bpffs after the command is taken (targets)" 3 "not loaded.*$ABSENT" \
+	"$CTL" targets --json -b "$ABSENT"
+BAD "an option before the command that belongs after it" 2 "--pid comes after the command" \
+	"$CTL" --pid 1 show
+BAD "satfeedctl: unknown option" 2 "unknown option '--bogus'" "$CTL" show --bogus
+BAD "satfeedctl: an option without its value" 2 "--interval needs a value" \
+	"$CTL" watch --interval
+ASSERT_OK "satfeedctl --version" "$CTL" --version
+ASSERT_MATCH "satfeedctl --version: version and ABI" "^satfeedctl [0-9][0-9.]* \(ABI $ABI, git [^)]+\)$" "$OUT"
+ASSERT_OK "satfeedctl show --version" "$CTL" show --version
+ASSERT_MATCH "satfeedctl show --version: the same" "^satfeedctl [0-9.]+ \(ABI $ABI," "$OUT"
+ASSERT_OK "satfeed-loader --version" "$LOADER" --version
+ASSERT_MATCH "satfeed-loader --version: version and ABI" "^satfeed-loader [0-9][0-9.]* \(ABI $ABI, git [^)]+\)$" "$OUT"
+BAD "loader: unknown option" 2 "unknown option '--bogus'" "$LOADER" --bogus load
+BAD "loader: unknown short option" 2 "unknown option '-x'" "$LOADER" -x load
+BAD "loader: --window without its value" 2 "lacks its value" "$LOADER" load --window
+BAD "loader: no command" 2 "command is required" "$LOADER"
+
+# a pin root outside bpffs: told where a root belongs, never to mount one
+mkdir -p "$SF_TMP/plain"
+BAD "loader: pin root in a plain directory" 1 \
+	"$SF_TMP/plain is not a bpffs: the pin root must be a directory in a bpffs, such as /sys/fs/bpf/satfeed" \
+	"$LOADER" --bpffs "$SF_TMP/plain/satfeed" load
+ASSERT_NOMATCH "loader: no advice to mount bpffs over a plain directory" "mount" "$ERR"
+BAD "loader: pin root under a missing directory" 1 \
+	"/nonexistent-$$ does not exist: the pin root must be a directory in a bpffs" \
+	"$LOADER" --bpffs "/nonexistent-$$/satfeed" load
+ASSERT_NOMATCH "loader: missing parent: no advice to mount" "mount" "$ERR"
+
+# --attach fentry where the kernel refuses it points at tp_btf
+if "$LOADER" --attach fentry load >"$SF_TMP/fentry.out" 2>"$SF_TMP/fentry.err"; then
+	sf_log "fentry loads on this kernel: the refusal cannot be checked here"
+	ASSERT_OK "unload the fentry engine" "$LOADER" unload
+else
+	ERR=$(cat "$SF_TMP/fentry.err") OUT=$(cat "$SF_TMP/fentry.out")
+	ASSERT_MSG "--attach fentry refused" "--attach tp_btf .*satfeed-loader check"
+	ONE_LINE "--attach fentry refused" satfeed-loader
+	ASSERT_BPFFS "--attach fentry refused" "$SNAP"
+fi
+
+######################################################################
+sf_log "--- loaded: bad input ---"
+ASSERT_OK "load" "$LOADER" load
+snapshot_now loaded
+BAD "unknown syscall: lists the family's names" 2 \
+	"unknown syscall 'epoll'; the poll family is: epoll_wait,epoll_pwait,epoll_pwait2,select,pselect6,poll,ppoll,io_uring_wait$" \
+	"$CTL" add --pid $$ --poll epoll
+BAD "a syscall of another family: lists this family's names" 2 \
+	"'read' is a recv-family syscall, not send; the send family is: sendto,sendmsg,sendmmsg,write,writev,io_uring_send,io_uring_send_zc,io_uring_sendmsg,io_uring_sendmsg_zc,io_uring_write,io_uring_writev$" \
+	"$CTL" add --pid $$ --send read
+BAD "remove with no target mentions --all" 2 "remove needs --pid PID, --cgroup DIR, --slot N or --all" \
+	"$CTL" remove
+BAD "show --pid of an unwatched pid: no table header" 6 "pid $$ is not watched" \
+	"$CTL" show --pid $$
+BAD "show --slot of a free slot" 6 "slot 5 holds no target" "$CTL" show --slot 5
+BAD "--slot out of range" 2 "--slot takes a slot number, 0 to 63" "$CTL" remove --slot 64
+BAD "--pid with a word that is not a pid" 2 "'12x' is not a process id" "$CTL" add --pid "1 12x"
+BAD "--pid of what pidof printed when nothing runs" 2 "pidof printed nothing" "$CTL" add --pid ""
+BAD "a kernel thread is refused" 2 "pid 2 is a kernel thread \(kthreadd\).*--force" \
+	"$CTL" add --pid 2
+BAD "--idle-near that is not a number" 2 "--idle-near takes a share in permille" \
+	"$CTL" add --pid $$ --idle-near 15%
+BAD "--idle-full above --idle-near" 2 "--idle-full \(400\) must not be above --idle-near \(300\)" \
+	"$CTL" add --pid $$ --idle-near 300 --idle-full 400
+BAD "--raw on add" 2 "add does not take --raw" "$CTL" add --pid $$ --raw
+BAD "--slot on add" 2 "add does not take --slot" "$CTL" add --slot 1
+ASSERT_EQ "bad input added nothing" '{"targets":[]}' "$("$CTL" targets --json)"
+
+ASSERT_OK "a kernel thread with --force" "$CTL" add --pid 2 --force
+ASSERT_OK "remove it" "$CTL" remove --pid 2
+
+CG2=$(sf_cgroup2_mount)
+if [ -z "$CG2" ]; then
+	sf_skip "root cgroup refused" "no cgroup v2 mount"
+else
+	BAD "the root cgroup is refused" 2 "refusing the root cgroup.*--force" \
+		"$CTL" add --cgroup "$CG2"
+fi
+
+######################################################################
+sf_log "--- several pids, children ---"
+sleep 300 & S1=$!
+sleep 300 & S2=$!
+sleep 300 & S3=$!
+sf_track $S1 $S2 $S3
+ASSERT_OK "add --pid 'A B' (what pidof prints) and --pid C" \
+	"$CTL" add --pid "$S1 $S2" --pid "$S3"
+ASSERT_EQ "three watching lines" 3 "$(printf '%s\n' "$OUT" | grep -c '^watching pid ')"
+ASSERT_EQ "all three watched" "$S1 $S2 $S3" \
+	"$(jget "$("$CTL" targets --json)" '" ".join(str(t["pid"]) for t in j["targets"])')"
+ASSERT_OK "show --pid of two of them" "$CTL" show --pid "$S1,$S3"
+ASSERT_EQ "show --pid A,C: header and two lines" 3 "$(printf '%s\n' "$OUT" | wc -l)"
+ASSERT_OK "remove --pid 'A B C'" "$CTL" remove --pid "$S1 $S2 $S3"
+ASSERT_MATCH "remove: all three" "removed 3 targets" "$OUT"
+
+# a process whose child does the I/O
+sf_bg bash -c 'sleep 300 & wait'
+PARENT=$BG_PID
+for _ in $(seq 1 50); do
+	[ -n "$(cat /proc/"$PARENT"/task/*/children 2>/dev/null)" ] && break
+	sleep 0.05
+done
+ASSERT_OK "add a process with a child" "$CTL" add --pid "$PARENT"
+ASSERT_MATCH "add: says the child's calls are not the pid's, suggests --cgroup" \
+	"^satfeedctl: note: pid $PARENT has 1 child process \([0-9]+\): their system calls are not this pid's; .*--cgroup" "$ERR"
+ASSERT_OK "show of a quiet parent" "$CTL" show --pid "$PARENT"
+ASSERT_MATCH "show: the quiet parent's children are pointed at" \
+	"^satfeedctl: note: pid $PARENT has made no traced call yet, but has 1 child process: .*--cgroup" "$ERR"
+ASSERT_OK "remove the parent" "$CTL" remove --pid "$PARENT"
+sf_kill "$PARENT"
+
+######################################################################
+sf_log "--- a pid inside a watched cgroup, removed cgroups by id and slot ---"
+if [ -z "$CG2" ]; then
+	sf_skip "pid inside a watched cgroup" "no cgroup v2 mount"
+elif ! sf_cgroup_make "sfedges-$$"; then
+	sf_fail "mkdir $CG2/sfedges-$$"
+else
+	CG=$CG_DIR
+	sf_bg sleep 300
+	IN=$BG_PID
+	ASSERT_TRUE "move a process into the cgroup" sh -c "echo $IN > '$CG/cgroup.procs'"
+	ASSERT_OK "add --cgroup" "$CTL" add --cgroup "$CG"
+	CSLOT=$(jget "$("$CTL" targets --json)" '[t["slot"] for t in j["targets"] if "cgroup" in t][0]')
+	ASSERT_OK "add --pid of a process inside it" "$CTL" add --pid "$IN"
+	ASSERT_MATCH "add: warns the events go to the pid only" \
+		"^satfeedctl: warning: pid $IN is inside cgroup /sfedges-$$, watched in slot $CSLOT: its events will count for pid $IN only, no longer for the cgroup \(the engine looks a process up before its cgroups\)" "$ERR"
+	ASSERT_OK "remove both" "$CTL" remove --all
+	ASSERT_OK "add --pid first" "$CTL" add --pid "$IN"
+	ASSERT_OK "then --cgroup that holds it" "$CTL" add --cgroup "$CG"
+	ASSERT_MATCH "add --cgroup: warns the pid keeps its events" \
+		"^satfeedctl: warning: pid $IN, watched in slot [0-9]+, is inside cgroup /sfedges-$$: its events count for pid $IN only, not for the cgroup" "$ERR"
+	ASSERT_OK "remove --all" "$CTL" remove --all
+	sf_kill "$IN"
+
+	# removed: by id
+	ASSERT_OK "add the cgroup again" "$CTL" add --cgroup "$CG"
+	ID=$(stat -c %i "$CG")
+	ASSERT_TRUE "rmdir it" rmdir "$CG"
+	SF_CGROUPS=()
+	ASSERT_OK "show --cgroup ID of the removed cgroup" "$CTL" show --cgroup "$ID"
+	ASSERT_MATCH "show: state gone, exit 0" "^cgroup /sfedges-$$ +gone " "$OUT"
+	ASSERT_OK "remove --cgroup ID of the removed cgroup" "$CTL" remove --cgroup "$ID"
+	ASSERT_MATCH "removed by id" "removed 1 target" "$OUT"
+	# removed: by slot
+	sf_cgroup_make "sfedges-$$" || sf_fail "mkdir again"
+	ASSERT_OK "add it once more" "$CTL" add --cgroup "$CG"
+	SLOT=$(printf '%s' "$OUT" | sed -n 's/.* in slot \([0-9]*\)$/\1/p')
+	ASSERT_TRUE "rmdir it again" rmdir "$CG"
+	SF_CGROUPS=()
+	ASSERT_OK "remove --slot $SLOT" "$CTL" remove --slot "$SLOT"
+	ASSERT_MATCH "removed by slot" "removed 1 target" "$OUT"
+	ASSERT_EQ "nothing left" '{"targets":[]}' "$("$CTL" targets --json)"
+fi
+
+######################################################################
+sf_log "--- rules, partial and stale windows ---"
+sf_traffic_start || sf_fail "traffic helper started"
+T=$TRAFFIC_PID
+ASSERT_OK "add with rules" "$CTL" add --pid "$T" --send sendto --recv recvfrom \
+	--idle-near 300 --idle-full 150 --cv2-rise 500
+ASSERT_EQ "show --json: the rules" "300 150 500" \
+	"$(jget "$("$CTL" show --json)" '"%d %d %d" % tuple(j["targets"][0]["rules"][k] for k in ("idle_near_permille", "idle_full_permille", "cv2_rise_permille"))')"
+ASSERT_MATCH "the rules are in sf_targets (bpftool)" '"idle_near_permille": 300' \
+	"$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_targets" key 0 0 0 0)"
+ASSERT_TRUE "traffic: sendto 100" sf_traffic sendto 100
+J=$("$CTL" show --json)
+# 100 sends: 99 gaps in the window in progress, none closed
+ASSERT_EQ "send: a partial window of 99 samples" "partial 99 0" \
+	"$(jget "$J" '"%s %d %d" % (j["targets"][0]["send"]["figures"]["window"], j["targets"][0]["send"]["figures"]["samples"], j["targets"][0]["send"]["seq"])')"
+# the same stream read with bpftool: slot 0, send (0) -> key 0 0 0 0
+SLOT=$(jget "$J" 'j["targets"][0]["slot"]')
+K=$((SLOT * 3))
+S=$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_streams" key $((K & 255)) $((K >> 8 & 255)) 0 0 -j)
+ASSERT_EQ "partial figures from the running sums (bpftool's acc_sum_ns, pending)" ok \
+	"$(python3 - "$S" "$J" <<'EOF'
+import json, sys
+s = json.loads(sys.argv[1])["formatted"]["value"]
+f = json.loads(sys.argv[2])["targets"][0]["send"]["figures"]
+p, s1 = s["pending"], s["acc_sum_ns"]
+s2 = s["acc_sumsq_hi"] << 64 | s["acc_sumsq_lo"]
+want = {"samples": p, "mean_ns": s1 // p,
+        "var_ns2": (p * s2 - s1 * s1) // (p * p),
+        "cv2_permille": 1000 * (p * s2 - s1 * s1) // (s1 * s1),
+        "rate": round((p * 10**12 // s1) / 1000, 3)}
+got = {k: f[k] for k in want}
+print("ok" if got == want and f["closes_in_ns"] and f["closes_in_ns"] > 0
+      else "want %s, got %s (closes_in_ns %s)" % (want, got, f["closes_in_ns"]))
+EOF
+)"
+ASSERT_OK "show: partial figures" "$CTL" show
+ASSERT_MATCH "show: the rate is marked partial (~) and NEXT is estimated" \
+	"^pid $T python3 .* [0-9.]+~ +[0-9.]+~ +~[0-9.]+[a-z]+$" "$OUT"
+ASSERT_TRUE "traffic: sendto 1949 (the window closes)" sf_traffic sendto 1949
+J=$("$CTL" show --json)
+ASSERT_EQ "send: the closed window is shown" "closed 2048 1 0" \
+	"$(jget "$J" '"%s %d %d %d" % (j["targets"][0]["send"]["figures"]["window"], j["targets"][0]["send"]["figures"]["samples"], j["targets"][0]["send"]["seq"], j["targets"][0]["send"]["pending"])')"
+# stale once more than 3 of its spans (and 2 s) have passed since it closed
+sleep "$(jget "$J" '"%.2f" % (max(3 * (lambda w: w["end_ns"] - w["start_ns"])(j["targets"][0]["send"]["windows"][-1]) / 1e9, 2) + 0.3)')"
+J=$("$CTL" show --json)
+ASSERT_EQ "send: over 3 spans and 2 s later the window is stale" stale \
+	"$(jget "$J" 'j["targets"][0]["send"]["figures"]["window"]')"
+ASSERT_OK "show: stale figures" "$CTL" show
+ASSERT_MATCH "show: the rate is marked stale (!)" "^pid $T python3 .* [0-9.]+! " "$OUT"
+ASSERT_TRUE "traffic: sendto 5" sf_traffic sendto 5
+ASSERT_EQ "send: new samples after a stale window are shown partial" "partial 5" \
+	"$(jget "$("$CTL" show --json)" '"%s %d" % (j["targets"][0]["send"]["figures"]["window"], j["targets"][0]["send"]["figures"]["samples"])')"
+
+######################################################################
+sf_log "--- watch --json, watch across unload and reload ---"
+ASSERT_OK "watch --json --count 2" "$CTL" watch --json --count 2 --interval 0.1
+ASSERT_EQ "watch --json: two lines, each one JSON object with its time" "2 ok" \
+	"$(printf '%s\n' "$OUT" | python3 -c '
+import json, sys, time
+lines = sys.stdin.read().splitlines()
+ok = all(abs(json.loads(l)["time_ns"] / 1e9 - time.time()) < 60 and
+         len(json.loads(l)["targets"]) == 1 for l in lines)
+print(len(lines), "ok" if ok else lines)')"
+
+W=$SF_TMP/watch.out
+"$CTL" watch --interval 0.2 --count 40 >"$W" 2>"$SF_TMP/watch.err" &
+WP=$!
+sf_track "$WP"
+frames() { grep -c "$1" "$W"; }
+wait_for() { local _; for _ in $(seq 1 50); do [ "$(frames "$1")" -ge "$2" ] && return 0; sleep 0.1; done; return 1; }
+ASSERT_TRUE "watch: first frame" wait_for '^satfeed ' 1
+ASSERT_OK "load --replace under the watch" "$LOADER" --replace load
+ASSERT_MATCH "replace carried the target" "carried 1 target over, dropped 0" "$OUT"
+ASSERT_TRUE "watch: notices the reload" wait_for 'the engine was reloaded: following the new load' 1
+ASSERT_EQ "replace: the rules came along" "300 150 500" \
+	"$(jget "$("$CTL" show --json)" '"%d %d %d" % tuple(j["targets"][0]["rules"][k] for k in ("idle_near_permille", "idle_full_permille", "cv2_rise_permille"))')"
+ASSERT_OK "unload under the watch" "$LOADER" unload
+ASSERT_TRUE "watch: says the engine is gone and waits" wait_for '^satfeed is not loaded at' 1
+ASSERT_OK "load again" "$LOADER" load
+N=$(frames '^satfeed tp_btf\|^satfeed fentry')
+ASSERT_TRUE "watch: follows the new load" wait_for '^satfeed tp_btf\|^satfeed fentry' $((N + 1))
+wait "$WP"
+ASSERT_EQ "watch: exit 0 through it all" 0 "$?"
+ASSERT_EQ "watch: nothing on stderr" "" "$(cat "$SF_TMP/watch.err")"
+ASSERT_MATCH "watch: the new load has no targets" "no targets: satfeedctl add" "$(tail -3 "$W")"
+
+######################################################################
+sf_log "--- --replace of an engine whose targets cannot be read ---"
+ASSERT_OK "add the traffic helper" "$CTL" add --pid "$T"
+INFO=$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 -j)
+ORIG=$(jget "$INFO" '" ".join(b[2:] for b in j["value"])')
+ASSERT_TRUE "make the pinned engine speak ABI 99" \
+	bpftool map update pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 value hex 63 00 00 00 ${ORIG#?? ?? ?? ?? }
+ASSERT_OK "load --replace over it" "$LOADER" --replace load
+ASSERT_MATCH "replace: says the target was dropped and how to add it again" \
+	"cannot be read \(ABI mismatch.*\): 1 target dropped; add it again with satfeedctl add" "$ERR"
+ASSERT_MATCH "replace: counts it dropped" "carried 0 targets over, dropped 1" "$OUT"
+ASSERT_EQ "the new engine watches nothing" '{"targets":[]}' "$("$CTL" targets --json)"
+sf_traffic_stop
+ASSERT_OK "unload" "$LOADER" unload
+
+######################################################################
+sf_log "--- make run PID= ended with Ctrl-C ---"
+if ! command -v script >/dev/null; then
+	sf_skip "make run PID= and Ctrl-C" "no script(1) (bsdutils)"
+else
+	sf_bg sleep 300
+	P=$BG_PID
+	# a terminal (script) that types Ctrl-C once the watch has drawn
+	( for _ in $(seq 1 100); do
+		grep -q 'Ctrl-C ends' "$SF_TMP/run.tty" 2>/dev/null && break
+		sleep 0.1
+	  done; printf '\003' ) |
+		script -qefc "make --no-print-directory -C '$SF_REPO' run PID=$P; echo make-exit=\$?" \
+			"$SF_TMP/run.tty" >/dev/null 2>&1
+	RUN=$(tr -d '\r' <"$SF_TMP/run.tty" | sed 's/\x1b\[[0-9;]*[HJ]//g')
+	ASSERT_MATCH "make run: the hint is in the view" "^satfeed [a-z_]+, window 2048 samples, .*; Ctrl-C ends$" "$RUN"
+	ASSERT_MATCH "make run: Ctrl-C ends it with exit 0" "make-exit=0" "$RUN"
+	ASSERT_NOMATCH "make run: no make error" "make: \*\*\*|Interrupt|Error" "$RUN"
+	ASSERT_MATCH "make run: says what happened" "stopped watching pid $P; satfeed is unloaded" "$RUN"
+	ASSERT_OK "make run: the engine is unloaded" test ! -e "$SF_PIN_ROOT"
+	sf_kill "$P"
+fi
+
+sf_finish
