@@ -517,7 +517,7 @@ ASSERT_OK "remove the gone pid" "$CTL" remove --pid "$G"
 sf_log "--- 64 targets, then a 65th ---"
 SLEEPERS=()
 for i in $(seq 1 65); do
-	sleep 300 &
+	sleep 300 9>&- &
 	SLEEPERS+=($!)
 	sf_track $!
 done
@@ -532,7 +532,7 @@ ASSERT_EQ "still 64 after the refusal" 64 "$(jget "$("$CTL" targets --json)" 'le
 ASSERT_OK "remove one, then the 65th fits" "$CTL" remove --pid "${SLEEPERS[0]}"
 ASSERT_OK "add the 65th after a removal" "$CTL" add --pid "${SLEEPERS[64]}"
 # a full table whose target exited: the dead target's slot is reused
-sleep 300 &
+sleep 300 9>&- &
 EXTRA=$!
 sf_track $EXTRA
 CHECK_ERR "full again" 7 "target table is full" "$CTL" add --pid "$EXTRA"

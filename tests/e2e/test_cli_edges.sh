@@ -125,9 +125,9 @@ fi
 
 ######################################################################
 sf_log "--- several pids, children ---"
-sleep 300 & S1=$!
-sleep 300 & S2=$!
-sleep 300 & S3=$!
+sleep 300 9>&- & S1=$!
+sleep 300 9>&- & S2=$!
+sleep 300 9>&- & S3=$!
 sf_track $S1 $S2 $S3
 ASSERT_OK "add --pid 'A B' (what pidof prints) and --pid C" \
 	"$CTL" add --pid "$S1 $S2" --pid "$S3"
@@ -140,7 +140,7 @@ ASSERT_OK "remove --pid 'A B C'" "$CTL" remove --pid "$S1 $S2 $S3"
 ASSERT_MATCH "remove: all three" "removed 3 targets" "$OUT"
 
 # a process whose child does the I/O
-sf_bg bash -c 'sleep 300 & wait'
+sf_bg bash -c 'sleep 300 9>&- & wait'
 PARENT=$BG_PID
 for _ in $(seq 1 50); do
 	[ -n "$(cat /proc/"$PARENT"/task/*/children 2>/dev/null)" ] && break

@@ -12,15 +12,15 @@
  * One pair of counters per program, however many of its files check: each
  * file's definition is weak and the linker keeps one.
  */
-__attribute__((weak)) int sf_pass, sf_fail;
+__attribute__((weak)) int sf_tests_passed, sf_tests_failed;
 
 #define ASSERT_TRUE(cond, fmt, ...)					\
 	({								\
 		int __ok = !!(cond);					\
 		if (__ok)						\
-			sf_pass++;					\
+			sf_tests_passed++;					\
 		else {							\
-			sf_fail++;					\
+			sf_tests_failed++;					\
 			fprintf(stderr, "FAIL %s:%d: " fmt "\n",	\
 				__func__, __LINE__, ##__VA_ARGS__);	\
 		}							\
@@ -39,8 +39,8 @@ __attribute__((weak)) int sf_pass, sf_fail;
 
 static inline int sf_test_summary(const char *name)
 {
-	printf("%s: %d passed, %d failed\n", name, sf_pass, sf_fail);
-	return sf_fail ? 1 : 0;
+	printf("%s: %d passed, %d failed\n", name, sf_tests_passed, sf_tests_failed);
+	return sf_tests_failed ? 1 : 0;
 }
 
 #endif /* __SF_TEST_H */

@@ -223,7 +223,7 @@ sf_track() { SF_PIDS+=("$@"); }
 
 # sf_bg CMD...: start CMD in the background; its pid is in $BG_PID.
 sf_bg() {
-	"$@" &
+	"$@" 9>&- &
 	BG_PID=$!
 	SF_PIDS+=("$BG_PID")
 }

@@ -157,7 +157,7 @@ static void check_window_as(const char *name, const __u64 *x, const __u64 *rq,
 		  slack ? ref_share(r.sum - r.runq, start, now) : 0, name);
 	ASSERT_TRUE(!memcmp(&out, w, sizeof(out)), "%s: copy for the push hook differs",
 		    name);
-	if (sf_fail)
+	if (sf_tests_failed)
 		fprintf(stderr, "  in %s, shift %u, spacing %d, slack %d\n",
 			name, shift, spacing, slack);
 out:
@@ -177,7 +177,7 @@ static void check_window(const char *name, const __u64 *x, __u32 shift)
 		for (__u32 i = 0; i < n; i++)	/* none, some, over */
 			runqs[i] = sp == 0 ? 0 : rnd64() % (x[i] / 2 * 3 + 1);
 		check_window_as(name, x, runqs, shift, sp, true);
-		if (sf_fail)
+		if (sf_tests_failed)
 			return;
 	}
 	/* as send or recv gaps: no shares */
@@ -341,7 +341,7 @@ int main(void)
 				}
 			}
 			check_window("random", xs, shift);
-			if (sf_fail)
+			if (sf_tests_failed)
 				break;
 		}
 	}
