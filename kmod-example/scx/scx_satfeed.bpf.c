@@ -166,12 +166,17 @@ static __always_inline s32 allowed_cpu(struct task_struct *p, u32 lo, u32 hi)
 
 s32 SCX_OPS(sf_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
+	bool target;
 	u32 lo, hi;
 	s32 cpu;
 
 	if (p->nr_cpus_allowed == 1)
 		return prev_cpu;
-	pool_of(is_target(p), reserved_first, &lo, &hi);
+	target = is_target(p);
+	/* --test-stall: the targets always go through their queue */
+	if (target && cfg.test_stall)
+		return prev_cpu;
+	pool_of(target, reserved_first, &lo, &hi);
 	cpu = claim_idle(p, prev_cpu, lo, hi);
 	if (cpu >= 0) {
 		/* idle and claimed: run there without a queue */
@@ -211,9 +216,11 @@ void SCX_OPS(sf_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32 first = reserved_first;
 
-	/* reserved CPUs, and every CPU while nothing is reserved */
+	/* reserved CPUs, and every CPU while nothing is reserved; never
+	 * under --test-stall, whose point is a target left waiting */
 	if ((u32)cpu >= first || first >= cfg.nr_cpus) {
-		if (scx_bpf_dsq_move_to_local(SCX_SF_DSQ_TARGET))
+		if (!cfg.test_stall &&
+		    scx_bpf_dsq_move_to_local(SCX_SF_DSQ_TARGET))
 			return;
 		if ((u32)cpu >= first && first < cfg.nr_cpus)
 			return;
