@@ -160,7 +160,7 @@ fi
 } > "$OUT/table.md"
 
 gnuplot <<EOT || { echo "scx-bench.sh: gnuplot failed" >&2; exit 1; }
-set terminal pngcairo size 1200,420 font 'sans,10'
+set terminal pngcairo size 1200,420 font 'sans,10' noenhanced
 set output '$OUT/scx-bench.png'
 set grid
 set key top left
@@ -180,7 +180,7 @@ set title 'antagonists: progress' noenhanced
 set ylabel "CPUs' worth of busy-loop progress"
 set yrange [0:4.2]
 set key bottom left
-plot '$OUT/scx-bench.dat' u 1:5 w lp pt 7 lw 2 t 'default', '' u 1:8 w lp pt 5 lw 2 t 'scx_satfeed', '' u 1:(4-\$9) w l dt 2 lw 1 t 'CPUs not reserved (scx_satfeed)'
+plot '$OUT/scx-bench.dat' u 1:5 w lp pt 7 lw 2 t 'default', '' u 1:8 w lp pt 5 lw 2 t 'scx_satfeed', '' u 1:(4-\$9) w l dt 2 lw 2 lc rgb 'gray40' t 'CPUs not reserved (scx_satfeed)'
 unset multiplot
 EOT
 
