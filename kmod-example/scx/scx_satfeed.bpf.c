@@ -306,13 +306,10 @@ static __always_inline u64 read_stream(const volatile struct scx_sf_target *t,
 		goto unlock;
 	if (stream == SATFEED_STREAM_RECV) {
 		sig->recv_seq = w->seq;
-		sig->recv_mean_ns = w->mean_ns;
-		sig->recv_var_ns2 = w->var_ns2;
+		sig->recv_cv2_permille = w->cv2_permille;
 	} else if (stream == SATFEED_STREAM_POLL) {
 		sig->poll_seq = w->seq;
-		sig->poll_sum_ns = w->sum_ns;
-		sig->poll_span_ns = w->end_ns > w->start_ns ?
-				    w->end_ns - w->start_ns : 0;
+		sig->poll_idle_permille = w->idle_permille;
 	}
 unlock:
 	bpf_spin_unlock(&s->lock);
