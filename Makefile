@@ -236,9 +236,8 @@ vm-test: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/test_kernel
 	$(Q)bash tests/vm/run.sh
 
-# scx_satfeed, the sched_ext scheduler, in the 7.x guest with 4 CPUs.  Not
-# yet in `make test`: in 1 of 4 runs under TCG the policy read the server's
-# wait for a CPU as slack and reserved nothing (docs in kmod-example/README)
+# scx_satfeed, the sched_ext scheduler, in the 7.x guest with 4 CPUs and
+# -icount (also part of `make test`)
 vm-scx: DEPS = build test vm
 vm-scx: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/test_kernel

@@ -176,6 +176,9 @@ placement() {
 	END { print t_res + 0, t_sh + 0, o_res + 0, o_sh + 0, pairs + 0 }' "$1"
 }
 
+# engine_notes: what the engine saw, as notes (why a demand was what it was)
+engine_notes() { satfeedctl show 2>&1 | sed 's/^/#   engine: /' | head -30; }
+
 cpu_ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat; }
 
 # load RATE SECONDS [PORT]: sfload against the server; its summary as notes
@@ -231,6 +234,7 @@ load "$LOW_RATE" "$PHASE"
 L1=$(lines /tmp/scx1.json)
 for a in $ANTS; do eval "ant0_$a=$(cpu_ticks "$a")"; done
 load "$HIGH_RATE" "$PHASE"
+engine_notes
 L2=$(lines /tmp/scx1.json)
 for a in $ANTS; do eval "ant1_$a=$(cpu_ticks "$a")"; done
 sleep "$SETTLE"
@@ -298,6 +302,7 @@ check "scheduler on the cgroup target: state enabled" scx_start cg
 TARGET=
 L0=$(lines /tmp/cg.json)
 load "$HIGH_RATE" "$PHASE" "$CPORT"
+engine_notes
 L1=$(lines /tmp/cg.json)
 read -r res_cg perf_cg lvl_cg <<<"$(phase /tmp/cg.json "$L0" "$L1")"
 echo "SCX-RESULT phase=cgroup rate=$HIGH_RATE reserved=$res_cg perf=$perf_cg level=$lvl_cg"
@@ -386,6 +391,7 @@ check "scheduler stopped after the reload: exits 0" scx_stop scx2
 check "scheduler restarted on the new engine" scx_start scx3
 L0=$(lines /tmp/scx3.json)
 load "$HIGH_RATE" "$PHASE"
+engine_notes
 check "it reserves CPUs from the new engine's windows" \
 	reserved_in /tmp/scx3.json "$L0"
 
