@@ -177,7 +177,19 @@ placement() {
 }
 
 # engine_notes: what the engine saw, as notes (why a demand was what it was)
-engine_notes() { satfeedctl show 2>&1 | sed 's/^/#   engine: /' | head -30; }
+# and the poll stream's newest windows of slots 0 and 1 (seq sum_ns runq_ns
+# wait_permille idle_permille: what the policy's slack comes from)
+engine_notes() {
+	local slot
+	satfeedctl show 2>&1 | sed 's/^/#   engine: /' | head -12
+	for slot in 0 1; do
+		bpftool -j map lookup pinned $ROOT/sf_streams \
+			key $((slot * 3 + 2)) 0 0 0 2>/dev/null | tr ',{}' '\n\n\n' |
+			grep -E '^"(seq|sum_ns|runq_ns|wait_permille|idle_permille)":' |
+			paste -d' ' - - - - - | sort -t: -k2 -n | tail -3 |
+			sed "s/^/#   poll slot $slot: /"
+	done
+}
 
 cpu_ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat; }
 
