@@ -50,7 +50,8 @@ endif
 
 PROGS := $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl \
 	 $(OUTPUT)/sfserver $(OUTPUT)/sfload
-TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_kernel \
+TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_sat_rules \
+	      $(OUTPUT)/test_kernel \
 	      $(OUTPUT)/sfbench $(OUTPUT)/test_escape $(OUTPUT)/sf_recursion.bpf.o \
 	      $(OUTPUT)/sfcompat32
 
@@ -179,13 +180,17 @@ $(OUTPUT)/satfeedctl: $(SATFEEDCTL_OBJS) $(OUTPUT)/sf_export.o $(LIB_OBJ)
 
 $(OUTPUT)/sfserver: $(SFSERVER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -pthread $^ -o $@
+	$(Q)$(CC) $(CFLAGS) -pthread $^ -luring -o $@
 
 $(OUTPUT)/sfload: $(SFLOAD_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ -lm -o $@
 
 $(OUTPUT)/test_window_math: $(OUTPUT)/test_window_math.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
+
+$(OUTPUT)/test_sat_rules: $(OUTPUT)/test_sat_rules.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
@@ -198,7 +203,7 @@ $(OUTPUT)/test_escape: $(OUTPUT)/test_escape.o $(OUTPUT)/sf_escape.o
 $(OUTPUT)/test_kernel: $(TEST_KERNEL_OBJS) $(LIB_OBJ) $(ENGINE_OBJ) | \
 		       $(OUTPUT)/sfcompat32
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
+	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -luring -o $@
 
 $(OUTPUT)/sfcompat32: tests/kernel/sfcompat32.c | $(OUTPUT)
 	$(call msg,CC-M32,$@)
@@ -206,7 +211,7 @@ $(OUTPUT)/sfcompat32: tests/kernel/sfcompat32.c | $(OUTPUT)
 
 $(OUTPUT)/sfbench: $(SFBENCH_OBJS) $(LIB_OBJ)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -o $@
+	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -luring -o $@
 
 # The package groups each goal needs (tools/install-deps.sh --help); a goal
 # asks for all of its groups at once so apt resolves one consistent set.

@@ -9,7 +9,25 @@
  * duration of each epoll/select/poll wait (slack).  Every 2^k samples
  * (default 2048) a window closes with its exact integer mean and variance
  * (window_math.h) and joins a 16-entry history that consumers read from the
- * pinned sf_streams map.
+ * pinned sf_streams map.  Each closed window also carries figures that need
+ * no scale to be read: the squared coefficient of variation of its samples
+ * (cv2_permille, every stream), and for the poll stream the share of the
+ * window's span spent in waits (wait_permille) and the share spent waiting
+ * for work rather than for a CPU (idle_permille).  The second needs the
+ * run-queue time of each wait (runq_ns): under CPU contention a server's
+ * wait includes the time it stayed runnable after its wakeup, which is not
+ * slack; the growth of the thread's scheduler run delay
+ * (task->sched_info.run_delay) from wait entry to exit is that time.  After
+ * a window closes, the target's verdict (sf_verdict: OK, NEAR or FULL, and
+ * why) is updated from the newest figures and the target's rules, by the
+ * pure function in sat_rules.h that user space shares.  Its default rule is
+ * the waits per send, smoothed over send windows: a server below
+ * saturation waits about once per request, a saturated one finds work
+ * queued at every wait and waits rarely (the validation sweeps found the
+ * knee with it, where the idle share and the dispersion, kept as optional
+ * rules, did not).  It costs nothing per sample: at a send window's close
+ * the poll stream's call count, kept anyway, is compared with its value at
+ * the previous one.
  *
  * Why this way: one bpf_spin_lock per (target, stream) serialises the update
  * of the previous-event time and the running sums, so every sample lands in
@@ -39,7 +57,18 @@
  *  3. watched targets only: the socket check for read/write family calls
  *     (plain fault-safe loads), task storage for waits, then the clock and
  *     the locked update: bpf_ktime_get_ns and the lock pair are the bulk of
- *     the cost of a sample (docs/performance.md).
+ *     the cost of a sample (docs/performance.md).  A wait also reads its
+ *     thread's run delay at entry and exit: one CO-RE load each.
+ *  4. once per window (2048 samples), under the stream lock: the figures,
+ *     the exact cv2 among them a 128-by-128 division that BPF's 64-bit
+ *     divide cannot do, so 32 rounds of shift-subtract kept in a rolled
+ *     loop (about 400 instructions run, some 25 in the program, where
+ *     unrolled it would be 600 in every program that inlines sf_account);
+ *     then, outside it, the verdict under its own lock, in one non-inlined
+ *     subprogram per program.  Each program has one sf_account() site
+ *     (sf_sys_return() joins its families' paths before it), so the whole
+ *     of it costs a program some 120 instructions (sf_sys_exit on 6.18:
+ *     xlated 673 to 795), none of them on the per-sample path.
  *
  * Exactness and preemption: the kernel runs a tracing program at most once
  * per CPU at a time (bpf_prog_get_recursion_context(), prog->active) and
@@ -94,12 +123,14 @@
  * (tests/kernel/progs/) includes as well.
  */
 #include "satfeed_engine.bpf.h"
+#include "satfeed_uring.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define SF_NR_SYSCALL_MAX 512	/* syscall numbers the tp_btf path maps */
 
-/* syscall number -> enum satfeed_syscall + 1; 0: not a traced syscall */
+/* syscall number -> enum satfeed_syscall + 1; 0: not a traced syscall;
+ * SATFEED_SC_INDEX_URING_ENTER: io_uring_enter (satfeed_uring.bpf.h) */
 const volatile __u8 sc_index[SF_NR_SYSCALL_MAX] = {};
 
 /* ---- attach mode tp_btf: every syscall of the machine passes here ---- */
@@ -112,12 +143,14 @@ static __always_inline __u32 sf_traced(long id)
 	return sc_index[id];
 }
 
-static __always_inline int sf_sys_enter_event(long id)
+static __always_inline int sf_sys_enter_event(struct pt_regs *regs, long id)
 {
 	__u32 sc = sf_traced(id);
 
 	if (sc <= SATFEED_SC_POLL_FIRST)	/* 0, or not a wait */
 		return 0;
+	if (sc == SATFEED_SC_INDEX_URING_ENTER)
+		return sf_uring_enter(regs);
 	return sf_wait_enter(sc - 1);
 }
 
@@ -127,6 +160,8 @@ static __always_inline int sf_sys_exit_event(struct pt_regs *regs, long ret)
 
 	if (!sc)
 		return 0;
+	if (sc == SATFEED_SC_INDEX_URING_ENTER)
+		return sf_uring_enter_exit(ret);
 	return sf_sys_return(sc - 1, regs, ret);
 }
 
@@ -134,7 +169,7 @@ SEC("tp_btf/sys_enter")
 int BPF_PROG(sf_sys_enter, struct pt_regs *regs, long id)
 {
 	return SF_PRIMARY(SATFEED_HOOK_SYS_ENTER, regs,
-			  sf_sys_enter_event(id));
+			  sf_sys_enter_event(regs, id));
 }
 
 SEC("tp_btf/sys_exit")
@@ -148,7 +183,7 @@ SEC("tp_btf/sys_enter")
 int BPF_PROG(sf_sys_enter_u, struct pt_regs *regs, long id)
 {
 	return SF_UNDERSTUDY(SATFEED_HOOK_SYS_ENTER, regs,
-			     sf_sys_enter_event(id));
+			     sf_sys_enter_event(regs, id));
 }
 
 SEC("tp_btf/sys_exit")

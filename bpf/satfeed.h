@@ -28,7 +28,11 @@
  * is marked SATFEED_STATE_GONE when its directory is removed.
  * 3: normalized figures in every window (wait and idle share, squared
  * coefficient of variation, run-queue time of waits), the saturation rules
- * of each target and its verdict (sf_verdict).
+ * of each target and its verdict (sf_verdict, with its seen bits), whose
+ * main rule is the waits per send (wps: poll-family waits that ended per
+ * 1000 sends, smoothed over send windows).  io_uring members of sc_mask
+ * (SATFEED_SC_URING_FIRST and up: operations a target's rings complete,
+ * and the io_uring_enter wait).
  */
 #define SATFEED_ABI_VERSION	3
 
@@ -73,6 +77,7 @@ enum satfeed_stream_id {
  * the family of its name; the per-target mask chooses which members of each
  * family count.  read/readv/write/writev (SATFEED_SC_SOCKET_FD) count only
  * when the fd is a socket.  libc's send()/recv() are sendto/recvfrom.
+ * The io_uring members follow below (SATFEED_SC_URING_FIRST).
  */
 #define SATFEED_SC_ENUM(name, NAME, family, fd) SATFEED_SC_##NAME,
 enum satfeed_syscall {
@@ -84,7 +89,50 @@ enum satfeed_syscall {
 #define SATFEED_SC_SEND_FIRST	SATFEED_SC_SENDTO
 #define SATFEED_SC_RECV_FIRST	SATFEED_SC_RECVFROM
 #define SATFEED_SC_POLL_FIRST	SATFEED_SC_EPOLL_WAIT
-#define SATFEED_SC_ALL		((1U << SATFEED_NR_SYSCALLS) - 1)
+#define SATFEED_SC_SYSCALLS	((1U << SATFEED_NR_SYSCALLS) - 1)
+
+/*
+ * io_uring members (satfeed_syscalls.h, SATFEED_URING_OPS): sc_mask bits
+ * SATFEED_SC_URING_FIRST + enum satfeed_uring_op, at the top of the mask
+ * below bit 31 (kept for a flag of the whole target, not a member), so
+ * that adding syscalls renumbers none of them.  The bit of a member is
+ * SATFEED_SC_URING_BIT(NAME), e.g. SATFEED_SC_URING_BIT(RECV).
+ */
+#define SATFEED_URING_ENUM(name, NAME, family, fd) SATFEED_URING_##NAME,
+enum satfeed_uring_op {
+	SATFEED_URING_OPS(SATFEED_URING_ENUM)
+	SATFEED_NR_URING_OPS,
+};
+#undef SATFEED_URING_ENUM
+
+#define SATFEED_SC_NR_BITS	32	/* bits of sc_mask */
+#define SATFEED_SC_URING_FIRST	(SATFEED_SC_NR_BITS - 1 - SATFEED_NR_URING_OPS)
+#define SATFEED_SC_URING_BIT(NAME) (SATFEED_SC_URING_FIRST + SATFEED_URING_##NAME)
+#define SATFEED_SC_URING						\
+	(((1U << SATFEED_NR_URING_OPS) - 1) << SATFEED_SC_URING_FIRST)
+#define SATFEED_SC_ALL		(SATFEED_SC_SYSCALLS | SATFEED_SC_URING)
+_Static_assert(SATFEED_NR_SYSCALLS <= SATFEED_SC_URING_FIRST,
+	       "the syscalls and io_uring members do not fit in sc_mask");
+
+/* The io_uring members that count only on a socket, as an sc_mask. */
+#define SATFEED_UR_FD_ANY(NAME)		0
+#define SATFEED_UR_FD_SOCKET(NAME)	(1U << SATFEED_SC_URING_BIT(NAME))
+#define SATFEED_UR_FD_BIT(name, NAME, family, fd) | SATFEED_UR_##fd(NAME)
+#define SATFEED_SC_URING_SOCKET_FD (0 SATFEED_URING_OPS(SATFEED_UR_FD_BIT))
+
+/* io_uring families are runs too: send, recv, poll (the wait, last). */
+#define SATFEED_URING_SEND_FIRST SATFEED_URING_SEND
+#define SATFEED_URING_RECV_FIRST SATFEED_URING_RECV
+#define SATFEED_URING_POLL_FIRST SATFEED_URING_WAIT
+#define SATFEED_UR_FAMILY_CHECK(name, NAME, family, fd)			\
+	_Static_assert((SATFEED_URING_##NAME >= SATFEED_URING_POLL_FIRST ? \
+			SATFEED_STREAM_POLL :				\
+			SATFEED_URING_##NAME >= SATFEED_URING_RECV_FIRST ? \
+			SATFEED_STREAM_RECV : SATFEED_STREAM_SEND) ==	\
+		       SATFEED_STREAM_##family,				\
+		       "io_uring " #name " is listed outside its family's run");
+SATFEED_URING_OPS(SATFEED_UR_FAMILY_CHECK)
+#undef SATFEED_UR_FAMILY_CHECK
 
 /* The syscalls that count only on a socket fd, as an sc_mask. */
 #define SATFEED_SC_FD_ANY(NAME)		0
@@ -191,18 +239,31 @@ enum satfeed_target_state {
 
 /*
  * Saturation rules of one target, evaluated by the engine each time one of
- * its windows closes (see struct satfeed_verdict).  A zero field takes the
- * default below.  The defaults and the reasons for them: README.md,
- * "Saturation", and docs/validation.md.
+ * its windows closes (see struct satfeed_verdict; the rules themselves are
+ * bpf/sat_rules.h, which BPF and user space share).  A zero field takes the
+ * default below; SATFEED_SAT_RULE_OFF turns that rule off.  The defaults
+ * come from the validation sweeps (docs/validation.md): below saturation a
+ * server waits about once per request (wps near 1000), at saturation every
+ * wait returns with work queued and waits become rare (wps near 0).  The
+ * idle share and the dispersion did not find the knee there (memcached's
+ * wait share rises again past it; cv2 peaks at mid load), so their rules
+ * are off unless set.
  */
-#define SATFEED_SAT_IDLE_NEAR_DEFAULT	0	/* set from the validation sweeps */
-#define SATFEED_SAT_IDLE_FULL_DEFAULT	0	/* set from the validation sweeps */
-#define SATFEED_SAT_CV2_RISE_DEFAULT	0	/* set from the validation sweeps */
+#define SATFEED_SAT_RULE_OFF		0xffffffffU
+#define SATFEED_SAT_WPS_NEAR_DEFAULT	150
+#define SATFEED_SAT_WPS_FULL_DEFAULT	30
+#define SATFEED_SAT_IDLE_NEAR_DEFAULT	SATFEED_SAT_RULE_OFF
+#define SATFEED_SAT_IDLE_FULL_DEFAULT	SATFEED_SAT_RULE_OFF
+#define SATFEED_SAT_CV2_RISE_DEFAULT	SATFEED_SAT_RULE_OFF
 struct satfeed_sat_rules {
 	__u32 idle_near_permille; /* near below this idle share, permille */
 	__u32 idle_full_permille; /* saturated below this idle share, permille */
-	__u32 cv2_rise_permille; /* dispersion rise over the low-load
-				  * baseline that counts, permille */
+	__u32 cv2_rise_permille; /* near when the recv dispersion exceeds the
+				  * low-load baseline by this much, permille
+				  * of the baseline (1000: doubled) */
+	__u32 wps_near_permille; /* near below this many waits per 1000
+				  * sends (smoothed, wps_avg_permille) */
+	__u32 wps_full_permille; /* saturated below this many */
 	__u32 reserved;
 };
 
@@ -232,12 +293,24 @@ struct satfeed_target {
 /*
  * satfeed_verdict: sf_verdict[slot], the saturation state of a target,
  * written by the engine under lock whenever one of the target's windows
- * closes, from the newest window of each stream and the target's rules.
- * Readers take the lock (BPF_F_LOCK) like for a stream.
+ * closes, from the newest window of each stream and the target's rules
+ * (bpf/sat_rules.h says how).  Readers take the lock (BPF_F_LOCK) like for a
+ * stream (libsatfeed: sf_verdict_read()), and use it only when gen equals
+ * the target's gen: satfeedctl resets it to the target's generation when it
+ * adds one and to 0 (no target's) when it removes one.
  */
 #define SATFEED_SAT_WHY_IDLE_NEAR	(1U << 0) /* idle share < idle_near */
 #define SATFEED_SAT_WHY_IDLE_FULL	(1U << 1) /* idle share < idle_full */
 #define SATFEED_SAT_WHY_CV2_RISE	(1U << 2) /* dispersion over baseline */
+#define SATFEED_SAT_WHY_WPS_NEAR	(1U << 3) /* wps_avg < wps_near */
+#define SATFEED_SAT_WHY_WPS_FULL	(1U << 4) /* wps_avg < wps_full */
+/* Bits of satfeed_verdict.seen: which figures are set. */
+#define SATFEED_SAT_SEEN_SEND	(1U << SATFEED_STREAM_SEND)
+#define SATFEED_SAT_SEEN_RECV	(1U << SATFEED_STREAM_RECV)
+#define SATFEED_SAT_SEEN_POLL	(1U << SATFEED_STREAM_POLL)
+#define SATFEED_SAT_SEEN_BASE	(1U << 3)	/* base_cv2_permille */
+#define SATFEED_SAT_SEEN_WPS	(1U << 4)	/* wps_*_permille */
+#define SATFEED_SAT_SEEN_WAITS	(1U << 5)	/* a wait was counted */
 struct satfeed_verdict {
 	struct bpf_spin_lock lock;
 	__u32 gen;		/* satfeed_target.gen this verdict belongs to */
@@ -246,11 +319,25 @@ struct satfeed_verdict {
 	__u32 idle_permille;	/* newest poll window's idle_permille */
 	__u32 send_cv2_permille; /* newest send window's cv2_permille */
 	__u32 recv_cv2_permille; /* newest recv window's cv2_permille */
-	__u32 base_cv2_permille; /* low-load baseline of the dispersion */
-	__u32 reserved;
+	__u32 base_cv2_permille; /* low-load baseline of the dispersion: the
+				  * lowest recv cv2_permille while idle was at
+				  * least idle_near */
+	__u32 seen;		/* SATFEED_SAT_SEEN_*: 1 << stream: a window
+				 * of it closed; which figures are set */
 	__u64 since_ns;		/* when state last changed */
 	__u64 updated_ns;	/* when it was last evaluated */
 	__u64 changes;		/* how many times state changed */
+	__u32 wps_permille;	/* waits per 1000 sends over the newest send
+				 * window: floor(1000 * waits / N), waits =
+				 * poll-family waits that ended since the
+				 * previous send window closed; at most
+				 * 0xffffffff */
+	__u32 wps_avg_permille;	/* the same smoothed, what the rules use:
+				 * the first send window's once a wait was
+				 * counted, then (7 * wps_avg + wps) >> 3 at
+				 * each one */
+	__u64 poll_mark;	/* engine private: the poll stream's calls
+				 * when the previous send window closed */
 };
 
 /* Value of sf_pid_index and sf_cgrp_index: where a target's data lives. */
@@ -303,9 +390,12 @@ struct satfeed_window {
 	 * the start of the first wait to the end of the last.
 	 */
 	__u64 runq_ns;		/* poll: of sum_ns, the time the waiting
-				 * threads were runnable but not running
-				 * (scheduler run delay), ns; 0 for send and
-				 * recv */
+				 * threads were runnable but not running: per
+				 * wait, the growth of the thread's scheduler
+				 * run delay (sched_info.run_delay) from entry
+				 * to exit, at most the (clamped) wait, ns;
+				 * 0 for send and recv, and on kernels
+				 * without CONFIG_SCHED_INFO */
 	__u32 wait_permille;	/* poll: floor(1000 * sum_ns / span), the
 				 * share of the span spent in waits, summed
 				 * over threads (above 1000 when several wait

@@ -17,6 +17,7 @@
 #include "satfeed.h"
 #include "satfeed_maps.bpf.h"
 #include "window_math.h"
+#include "sat_rules.h"
 
 #define SF_EAGAIN	11
 #define SF_MAX_CPUS	8192	/* CPUs an understudy searches for a receipt */
@@ -63,6 +64,7 @@ struct sf_wait {
 	__u64 start_ns;		/* 0: no wait in progress */
 	__u32 slot;
 	__u32 gen;
+	__u64 run_delay;	/* the thread's sched_info.run_delay at entry */
 };
 
 struct {
@@ -205,15 +207,80 @@ static __always_inline struct satfeed_stream *sf_stream(__u32 slot,
 	return bpf_map_lookup_elem(&sf_streams, &key);
 }
 
+/* The wait syscalls, as an sc_mask. */
+#define SF_SC_POLL_MASK							\
+	(SATFEED_SC_ALL & ~((1U << SATFEED_SC_POLL_FIRST) - 1))
+
+/*
+ * The target's verdict, after one of its windows closed (w, a copy taken
+ * under the stream lock): the window's figures, the poll stream's count of
+ * waits and the target's rules go through satfeed_sat_update()
+ * (sat_rules.h) under the verdict's lock.  The poll count is read without
+ * the poll stream's lock (a BPF program holds one lock at a time): it only
+ * grows, and a 64-bit load is not torn.  A verdict of another generation is
+ * left alone: the slot was reused (the library resets the verdict to the
+ * new generation before the target's streams) or freed (reset to
+ * generation 0, which no target has).  Not inlined: it runs once per closed
+ * window, and one copy per program is enough; it is called with no lock
+ * held, which any kernel allows.
+ */
+static __noinline void sf_verdict_update(__u32 slot, __u32 stream, __u32 gen,
+					 const struct satfeed_window *w)
+{
+	struct satfeed_sat_rules rules = {};
+	struct satfeed_sat_event e = {
+		.stream = stream,
+		.shift = window_shift,
+		.idle_permille = w->idle_permille,
+		.cv2_permille = w->cv2_permille,
+		.now = w->end_ns,
+	};
+	struct satfeed_stream *poll;
+	struct satfeed_verdict *v;
+	struct satfeed_target *t;
+	__u32 sc_mask = 0;
+
+	t = bpf_map_lookup_elem(&sf_targets, &slot);
+	if (!t)
+		return;
+	/* the defaults until the target of this generation is written, the
+	 * last step of an add */
+	if (READ_ONCE(t->gen) == gen) {
+		rules.idle_near_permille =
+			READ_ONCE(t->rules.idle_near_permille);
+		rules.idle_full_permille =
+			READ_ONCE(t->rules.idle_full_permille);
+		rules.cv2_rise_permille =
+			READ_ONCE(t->rules.cv2_rise_permille);
+		rules.wps_near_permille =
+			READ_ONCE(t->rules.wps_near_permille);
+		rules.wps_full_permille =
+			READ_ONCE(t->rules.wps_full_permille);
+		sc_mask = READ_ONCE(t->sc_mask);
+	}
+	poll = sf_stream(slot, SATFEED_STREAM_POLL);
+	if (poll && (sc_mask & SF_SC_POLL_MASK))
+		e.poll_calls = READ_ONCE(poll->calls);
+	v = bpf_map_lookup_elem(&sf_verdict, &slot);
+	if (!v)
+		return;
+	bpf_spin_lock(&v->lock);
+	if (v->gen == gen)
+		satfeed_sat_update(v, &rules, &e);
+	bpf_spin_unlock(&v->lock);
+}
+
 /*
  * Account one event of a target's stream at time now.  gap: the sample is the
  * time since the stream's previous event (send/recv); otherwise it is the
- * given wait duration.  Events that race on two CPUs can reach the lock out
- * of time order; such a gap is 0 and the previous-event time never goes back,
- * so the window sums still telescope to last - first.
+ * given wait duration, of which runq was spent runnable, not running.
+ * Events that race on two CPUs can reach the lock out of time order; such a
+ * gap is 0 and the previous-event time never goes back, so the window sums
+ * still telescope to last - first.
  */
 static __always_inline void sf_account(__u32 slot, __u32 stream, __u32 gen,
-				       __u64 now, bool gap, __u64 sample)
+				       __u64 now, bool gap, __u64 sample,
+				       __u64 runq)
 {
 	struct satfeed_window closed;
 	struct satfeed_stream *s;
@@ -247,10 +314,13 @@ static __always_inline void sf_account(__u32 slot, __u32 stream, __u32 gen,
 	} else {
 		s->last_ns = now;
 	}
-	done = sf_window_add(s, sample, now, window_shift, &closed);
+	done = sf_window_add(s, sample, runq, now, window_shift,
+			     stream == SATFEED_STREAM_POLL, &closed);
 	bpf_spin_unlock(&s->lock);
-	if (done)
+	if (done) {
+		sf_verdict_update(slot, stream, gen, &closed);
 		satfeed_window_closed(slot, stream, &closed);
+	}
 }
 
 /* The watched target an event belongs to. */
@@ -386,6 +456,19 @@ static __always_inline bool sf_compat_syscall(struct task_struct *task)
 #endif
 }
 
+/*
+ * The thread's total time runnable but not running (the scheduler's run
+ * delay, CONFIG_SCHED_INFO, y in Debian's and this project's kernels): its
+ * growth over a wait is the part of the wait spent waiting for a CPU, after
+ * the wakeup or before the sleep.  0 where the kernel does not keep it.
+ */
+static __always_inline __u64 sf_run_delay(struct task_struct *task)
+{
+	if (!bpf_core_field_exists(task->sched_info.run_delay))
+		return 0;
+	return task->sched_info.run_delay;
+}
+
 /* A wait syscall (poll family) begins on the current thread. */
 static __always_inline int sf_wait_enter(__u32 sc)
 {
@@ -403,6 +486,7 @@ static __always_inline int sf_wait_enter(__u32 sc)
 		return 0;
 	w->slot = hit.slot;
 	w->gen = hit.gen;
+	w->run_delay = sf_run_delay(task);
 	w->start_ns = bpf_ktime_get_ns();
 	return 0;
 }
@@ -456,9 +540,10 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct satfeed_config *cfg = sf_config_get();
+	__u64 now, sample = 0, runq = 0;
 	struct sf_hit hit;
+	bool gap = true;
 	__u32 stream;
-	__u64 now;
 
 	if (!cfg)
 		return 0;
@@ -480,34 +565,44 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 			return 0;
 		}
 		now = bpf_ktime_get_ns();
-		sf_account(w->slot, SATFEED_STREAM_POLL, w->gen, now, false,
-			   now - start);
-		return 0;
-	}
+		hit.slot = w->slot;
+		hit.gen = w->gen;
+		stream = SATFEED_STREAM_POLL;
+		gap = false;
+		sample = now - start;
+		runq = sf_run_delay(task) - w->run_delay;
+	} else {
+		if (!sf_find_target(cfg, task, &hit) ||
+		    !(hit.sc_mask & (1U << sc)) || sf_compat_syscall(task))
+			return 0;
+		stream = sc >= SATFEED_SC_RECV_FIRST ? SATFEED_STREAM_RECV :
+						       SATFEED_STREAM_SEND;
+		if (SATFEED_SC_SOCKET_FD & (1U << sc)) {
+			/* the fd as the kernel takes it: the low 32 bits
+			 * (unsigned int fd of read/write, fdget() of
+			 * readv/writev's long) */
+			unsigned int fd = sf_regs_arg0(regs);
 
-	if (!sf_find_target(cfg, task, &hit) || !(hit.sc_mask & (1U << sc)) ||
-	    sf_compat_syscall(task))
-		return 0;
-	stream = sc >= SATFEED_SC_RECV_FIRST ? SATFEED_STREAM_RECV :
-					       SATFEED_STREAM_SEND;
-	if (SATFEED_SC_SOCKET_FD & (1U << sc)) {
-		/* the fd as the kernel takes it: the low 32 bits (unsigned
-		 * int fd of read/write, fdget() of readv/writev's long) */
-		if (!sf_fd_is_socket(task, (unsigned int)sf_regs_arg0(regs))) {
-			struct satfeed_stream *s;
+			if (!sf_fd_is_socket(task, fd)) {
+				struct satfeed_stream *s;
 
-			s = sf_stream_of_gen(hit.slot, stream, hit.gen);
-
-			if (s)
-				__sync_fetch_and_add(&s->not_socket, 1);
+				s = sf_stream_of_gen(hit.slot, stream,
+						     hit.gen);
+				if (s)
+					__sync_fetch_and_add(&s->not_socket,
+							     1);
+				return 0;
+			}
+		}
+		if (ret <= 0) {
+			sf_count(hit.slot, stream, hit.gen, ret);
 			return 0;
 		}
+		now = bpf_ktime_get_ns();
 	}
-	if (ret <= 0) {
-		sf_count(hit.slot, stream, hit.gen, ret);
-		return 0;
-	}
-	sf_account(hit.slot, stream, hit.gen, bpf_ktime_get_ns(), true, 0);
+	/* one call site, so that tp_btf's sf_sys_exit, which serves every
+	 * family, holds one copy of the window code, not two */
+	sf_account(hit.slot, stream, hit.gen, now, gap, sample, runq);
 	return 0;
 }
 

@@ -20,7 +20,10 @@
  * Generated from this list: enum satfeed_syscall and SATFEED_SC_SOCKET_FD
  * (satfeed.h), the engine's fentry-mode programs and the loader's attach
  * targets for them, the floor programs of sfbench_empty.bpf.c, and the names
- * table sf_syscalls[] of the tools.
+ * table sf_syscalls[] of the tools.  The io_uring members have a list of
+ * their own below (SATFEED_URING_OPS): enum satfeed_uring_op, their sc_mask
+ * bits and SATFEED_SC_URING_SOCKET_FD, the engine's opcode table and the
+ * rest of sf_syscalls[] are generated from it.
  */
 #ifndef __SATFEED_SYSCALLS_H
 #define __SATFEED_SYSCALLS_H
@@ -57,6 +60,45 @@
 #define SATFEED_WAIT_SYSCALLS(X) SATFEED_SYSCALL_TABLE(SATFEED_SC_EACH_WAIT, X)
 
 /*
+ * SATFEED_URING_OPS(X): the io_uring members, X(name, NAME, family, fd) like
+ * the syscalls.  They are sc_mask members too, counted from the top bit
+ * down (SATFEED_SC_URING_FIRST in satfeed.h), so the syscall list can grow
+ * without renumbering them:
+ *   name    its name in satfeedctl is "io_uring_<name>"; for the send and
+ *           recv families it is also the operation, IORING_OP_<NAME>
+ *   family  as above; each family is one run, send then recv then poll
+ *   fd      FD_SOCKET: counted only when the request's file is a socket
+ * The send and recv members are counted once per completion (CQE) of such
+ * a request of a target's ring, at completion time: every CQE of a
+ * multishot RECV is one.  The poll member, wait, is not an operation: it is
+ * a target's io_uring_enter(2) with IORING_ENTER_GETEVENTS, timed from entry
+ * to exit like epoll_wait.  bpf/satfeed_uring.bpf.h has the hooks.
+ * SATFEED_URING_IO_OPS(X) expands X for the send and recv members only.
+ */
+#define SATFEED_URING_TABLE(EACH, X)					\
+	EACH(X, send,		SEND,		SEND, FD_ANY)		\
+	EACH(X, send_zc,	SEND_ZC,	SEND, FD_ANY)		\
+	EACH(X, sendmsg,	SENDMSG,	SEND, FD_ANY)		\
+	EACH(X, sendmsg_zc,	SENDMSG_ZC,	SEND, FD_ANY)		\
+	EACH(X, write,		WRITE,		SEND, FD_SOCKET)	\
+	EACH(X, writev,		WRITEV,		SEND, FD_SOCKET)	\
+	EACH(X, recv,		RECV,		RECV, FD_ANY)		\
+	EACH(X, recvmsg,	RECVMSG,	RECV, FD_ANY)		\
+	EACH(X, read,		READ,		RECV, FD_SOCKET)	\
+	EACH(X, readv,		READV,		RECV, FD_SOCKET)	\
+	EACH(X, wait,		WAIT,		POLL, FD_ANY)
+
+/* EACH for SATFEED_URING_IO_OPS: the SEND and RECV families' entries */
+#define SATFEED_SC_EACH_IO(X, name, NAME, family, fd)			\
+	SATFEED_SC_IF_IO_##family(X, name, NAME, family, fd)
+#define SATFEED_SC_IF_IO_SEND(X, ...)	X(__VA_ARGS__)
+#define SATFEED_SC_IF_IO_RECV(X, ...)	X(__VA_ARGS__)
+#define SATFEED_SC_IF_IO_POLL(X, ...)
+
+#define SATFEED_URING_OPS(X)	SATFEED_URING_TABLE(SATFEED_SC_EACH, X)
+#define SATFEED_URING_IO_OPS(X)	SATFEED_URING_TABLE(SATFEED_SC_EACH_IO, X)
+
+/*
  * The fentry attach mode's programs: SATFEED_FEXIT_PROG(name), sf_x_<name>,
  * on the exit of every syscall, and SATFEED_FENTRY_PROG(name), sf_e_<name>,
  * on the entry of every wait; sf_xu_<name> and sf_eu_<name> are their
@@ -78,6 +120,17 @@
 	SATFEED_STR(SATFEED_FENTRY_UNDERSTUDY(name))
 
 /*
+ * The io_uring programs (bpf/satfeed_uring.bpf.h): the completion and
+ * submission tracepoints in every attach mode, and in fentry mode the entry
+ * and exit of io_uring_enter for the wait member.
+ */
+#define SATFEED_URING_PROG_NAMES \
+	"sf_uring_complete", "sf_uring_submit", "sf_uring_enter_e", \
+	"sf_uring_enter_x"
+/* tp_btf mode: the sc_index value of io_uring_enter (not a table entry) */
+#define SATFEED_SC_INDEX_URING_ENTER	0xff
+
+/*
  * The engine's other programs, pinned under their names too: the tp_btf
  * mode's two (every syscall of the machine), the process-exit and
  * cgroup-removal hooks that every mode loads, and the tp_btf mode's
@@ -86,7 +139,7 @@
  */
 #define SATFEED_OTHER_PROG_NAMES \
 	"sf_sys_enter", "sf_sys_exit", "sf_proc_exit", "sf_cgroup_rmdir", \
-	"sf_sys_enter_u", "sf_sys_exit_u"
+	"sf_sys_enter_u", "sf_sys_exit_u", SATFEED_URING_PROG_NAMES
 
 #if !defined(__bpf__) && !defined(__KERNEL__)
 /* user space: the fentry mode attaches to SATFEED_SYSCALL_PREFIX "<name>" */

@@ -4,8 +4,10 @@
  *
  * Shared verbatim by the BPF engine and the user-space tests, so the code the
  * tests check against a 128-bit reference is the code the kernel runs.  It
- * needs only the __u64/__u32 types and satfeed.h; no helpers, no calls, no
- * loops, because the engine runs it while holding a bpf_spin_lock.
+ * needs only the __u64/__u32 types and satfeed.h; no helpers and no calls,
+ * because the engine runs it while holding a bpf_spin_lock (a static
+ * subprogram may be called there only from 6.9 on), and one bounded loop
+ * (sf_div128_u32, once per closed window).
  *
  * With N = 2^k samples x_i, each at most 2^32 - 1:
  *   S1 = sum x_i     < 2^(32+k)  fits in 64 bits for k <= 16
@@ -16,10 +18,21 @@
  * computation is exact in 128 bits and the result, at most cap^2 / 4, fits in
  * 64.  Dividing by N^2 is a shift because N is a power of two: that is why the
  * window size must be one.
+ *
+ * The normalized figures (sf_window_norm):
+ *   cv2  = floor(1000 * (N * S2 - S1^2) / S1^2)    (var / mean^2, permille)
+ * the numerator is below 1000 * 2^96 < 2^106 and the denominator below
+ * 2^(2*48) = 2^96, so it is one 128-by-128 division whose quotient, saturated
+ * at 2^32 - 1, has 32 bits: sf_div128_u32, restoring shift-subtract.
+ *   wait = floor(1000 * S1 / span), idle = floor(1000 * (S1 - runq) / span)
+ * 1000 * S1 < 2^58, so those are 64-bit divisions.
  */
 #ifndef __SATFEED_WINDOW_MATH_H
 #define __SATFEED_WINDOW_MATH_H
 
+#ifndef __VMLINUX_H__
+#include <stdbool.h>
+#endif
 #include "satfeed.h"
 
 #ifndef __always_inline
@@ -43,6 +56,35 @@ static __always_inline void sf_mul_64x64(__u64 a, __u64 b, __u64 *lo,
 }
 
 /*
+ * The two 128-bit moments every figure derives from: s = S1^2 and
+ * d = N * S2 - S1^2 (never negative).  shift is k, 1 <= k <= 16.
+ */
+static __always_inline void sf_window_moments(__u64 sum, __u64 sq_lo,
+					      __u64 sq_hi, __u32 shift,
+					      __u64 *s_lo, __u64 *s_hi,
+					      __u64 *d_lo, __u64 *d_hi)
+{
+	__u64 n_lo, n_hi;
+	__u32 k = shift & 31;
+
+	/* n = S2 << k (k >= 1, so 64 - k is a valid shift) */
+	n_hi = (sq_hi << k) | (sq_lo >> (64 - k));
+	n_lo = sq_lo << k;
+	sf_mul_64x64(sum, sum, s_lo, s_hi);
+	*d_lo = n_lo - *s_lo;
+	*d_hi = n_hi - *s_hi - (n_lo < *s_lo);
+}
+
+/* var = d >> 2k, 2 <= 2k <= 32; the result fits in 64 bits */
+static __always_inline __u64 sf_window_var(__u64 d_lo, __u64 d_hi,
+					   __u32 shift)
+{
+	__u32 k2 = (2 * shift) & 63;
+
+	return (d_lo >> k2) | (d_hi << (64 - k2));
+}
+
+/*
  * Statistics of a full window from its sums.  shift is k, 1 <= k <= 16.
  * rate_milli = floor(N * 10^12 / S1), 0 when S1 == 0 (an infinite rate).
  */
@@ -51,22 +93,91 @@ static __always_inline void sf_window_stats(__u64 sum, __u64 sq_lo,
 					    __u64 *mean, __u64 *var,
 					    __u64 *rate_milli)
 {
-	__u64 n_lo, n_hi, s_lo, s_hi, d_lo, d_hi;
-	__u32 k = shift & 31, k2 = (2 * shift) & 63;
+	__u64 s_lo, s_hi, d_lo, d_hi;
 
-	*mean = sum >> k;
-	*rate_milli = sum ? (SF_NSEC_PER_KSEC << k) / sum : 0;
+	*mean = sum >> (shift & 31);
+	*rate_milli = sum ? (SF_NSEC_PER_KSEC << (shift & 31)) / sum : 0;
+	sf_window_moments(sum, sq_lo, sq_hi, shift, &s_lo, &s_hi, &d_lo,
+			  &d_hi);
+	*var = sf_window_var(d_lo, d_hi, shift);
+}
 
-	/* n = S2 << k (k >= 1, so 64 - k is a valid shift) */
-	n_hi = (sq_hi << k) | (sq_lo >> (64 - k));
-	n_lo = sq_lo << k;
-	/* s = S1 * S1 */
-	sf_mul_64x64(sum, sum, &s_lo, &s_hi);
-	/* d = n - s, never negative */
-	d_lo = n_lo - s_lo;
-	d_hi = n_hi - s_hi - (n_lo < s_lo);
-	/* var = d >> 2k, 2 <= 2k <= 32; the result fits in 64 bits */
-	*var = (d_lo >> k2) | (d_hi << (64 - k2));
+#define SF_U32_MAX	0xffffffffULL
+
+/*
+ * floor(x / y) for 128-bit x = xh:xl and y = yh:yl with 0 < y < 2^96, or
+ * 2^32 - 1 when the quotient does not fit in 32 bits.  BPF has 64-bit
+ * division only, so this is long division in base 2 over the 32 quotient
+ * bits: 32 rounds of compare, subtract and shift on 128-bit pairs, with
+ * t = y << 31 (below 2^127) shifted right each round.  It saturates by
+ * itself: when x >= y * 2^32, what is left of x before the round of bit j is
+ * at least y * 2^(j+1), so every round subtracts and every bit is 1.  The
+ * loop is kept rolled (some 25 instructions wherever it is inlined, instead
+ * of 600 unrolled) and runs about 400 instructions, once per closed window.
+ */
+static __always_inline __u32 sf_div128_u32(__u64 xh, __u64 xl, __u64 yh,
+					   __u64 yl)
+{
+	__u64 th, tl;
+	__u32 q = 0, i;
+
+	th = (yh << 31) | (yl >> 33);
+	tl = yl << 31;
+#if defined(__clang__) && defined(__bpf__)
+#pragma clang loop unroll(disable)
+#endif
+	for (i = 0; i < 32; i++) {
+		q <<= 1;
+		if (xh > th || (xh == th && xl >= tl)) {
+			xh -= th + (xl < tl);
+			xl -= tl;
+			q |= 1;
+		}
+		tl = (tl >> 1) | (th << 63);
+		th >>= 1;
+	}
+	return q;
+}
+
+/*
+ * Every figure of a closed window w from its sums, end_ns, start_ns and
+ * runq_ns: mean_ns, var_ns2 and rate_milli (sf_window_stats), cv2_permille,
+ * and for the poll stream (slack) wait_permille and idle_permille; see
+ * satfeed.h.  runq_ns above sum_ns cannot happen (each wait's run delay is
+ * clamped to the wait), and would read as no idle time.
+ */
+static __always_inline void sf_window_figures(struct satfeed_window *w,
+					      __u32 shift, bool slack)
+{
+	__u64 s_lo, s_hi, d_lo, d_hi, m_lo, m_hi, span, idle, sum = w->sum_ns;
+
+	w->mean_ns = sum >> (shift & 31);
+	w->rate_milli = sum ? (SF_NSEC_PER_KSEC << (shift & 31)) / sum : 0;
+	sf_window_moments(sum, w->sumsq_lo, w->sumsq_hi, shift, &s_lo, &s_hi,
+			  &d_lo, &d_hi);
+	w->var_ns2 = sf_window_var(d_lo, d_hi, shift);
+	w->cv2_permille = 0;
+	w->wait_permille = 0;
+	w->idle_permille = 0;
+	if (sum) {
+		/* m = 1000 * d: d < 2^96, so the high half is d_hi * 1000
+		 * plus the carry out of d_lo * 1000 */
+		m_lo = d_lo * 1000;
+		m_hi = d_hi * 1000 + (((d_lo >> 32) * 1000 +
+				       ((d_lo & 0xffffffffULL) * 1000 >> 32)) >>
+				      32);
+		w->cv2_permille = sf_div128_u32(m_hi, m_lo, s_hi, s_lo);
+	}
+	if (!slack)
+		return;
+	span = w->end_ns - w->start_ns;
+	if (!span || w->end_ns < w->start_ns)
+		return;
+	idle = w->runq_ns <= w->sum_ns ? w->sum_ns - w->runq_ns : 0;
+	m_lo = w->sum_ns * 1000 / span;
+	w->wait_permille = m_lo > SF_U32_MAX ? SF_U32_MAX : m_lo;
+	m_lo = idle * 1000 / span;
+	w->idle_permille = m_lo > SF_U32_MAX ? SF_U32_MAX : m_lo;
 }
 
 /*
@@ -92,7 +203,7 @@ static __always_inline void sf_store_fenced(__u64 *p, __u64 v)
  * 2^shift samples) are the whole cost.
  */
 static __always_inline void sf_window_close(struct satfeed_stream *s,
-					    __u64 now, __u32 shift,
+					    __u64 now, __u32 shift, bool slack,
 					    struct satfeed_window *out)
 {
 	__u64 seq = s->published + 1;
@@ -107,8 +218,9 @@ static __always_inline void sf_window_close(struct satfeed_stream *s,
 	out->sumsq_hi = s->acc_sumsq_hi;
 	out->samples = 1U << shift;
 	out->clamped = (__u32)s->acc_clamped;
-	sf_window_stats(out->sum_ns, out->sumsq_lo, out->sumsq_hi, shift,
-			&out->mean_ns, &out->var_ns2, &out->rate_milli);
+	out->runq_ns = s->acc_runq_ns;
+	out->reserved = 0;
+	sf_window_figures(out, shift, slack);
 
 	sf_store_fenced(&w->seq_end, seq);
 	w->start_ns = out->start_ns;
@@ -121,6 +233,11 @@ static __always_inline void sf_window_close(struct satfeed_stream *s,
 	w->rate_milli = out->rate_milli;
 	w->samples = out->samples;
 	w->clamped = out->clamped;
+	w->runq_ns = out->runq_ns;
+	w->wait_permille = out->wait_permille;
+	w->idle_permille = out->idle_permille;
+	w->cv2_permille = out->cv2_permille;
+	w->reserved = 0;
 	sf_store_fenced(&w->seq, seq);
 
 	s->published = seq;
@@ -129,15 +246,19 @@ static __always_inline void sf_window_close(struct satfeed_stream *s,
 	s->acc_sumsq_lo = 0;
 	s->acc_sumsq_hi = 0;
 	s->acc_clamped = 0;
+	s->acc_runq_ns = 0;
 }
 
 /*
  * Add one sample that ended at time now to the in-progress window; close the
- * window when it holds 2^shift samples.  Returns 1 and fills *out when a
- * window closed.  Caller holds s->lock.
+ * window when it holds 2^shift samples.  runq: of the sample, the time the
+ * thread was runnable but not running (a wait's run delay; 0 for gaps),
+ * clamped to the sample as counted.  slack: the stream is the poll stream.
+ * Returns 1 and fills *out when a window closed.  Caller holds s->lock.
  */
 static __always_inline int sf_window_add(struct satfeed_stream *s,
-					 __u64 sample, __u64 now, __u32 shift,
+					 __u64 sample, __u64 runq, __u64 now,
+					 __u32 shift, bool slack,
 					 struct satfeed_window *out)
 {
 	__u64 sq, lo;
@@ -148,6 +269,7 @@ static __always_inline int sf_window_add(struct satfeed_stream *s,
 		sample = SATFEED_SAMPLE_CAP_NS;
 		s->acc_clamped++;
 	}
+	s->acc_runq_ns += runq < sample ? runq : sample;
 	s->acc_sum_ns += sample;
 	sq = sample * sample;
 	lo = s->acc_sumsq_lo + sq;
@@ -155,7 +277,7 @@ static __always_inline int sf_window_add(struct satfeed_stream *s,
 	s->acc_sumsq_lo = lo;
 	if (++s->pending < (1ULL << shift))
 		return 0;
-	sf_window_close(s, now, shift, out);
+	sf_window_close(s, now, shift, slack, out);
 	return 1;
 }
 

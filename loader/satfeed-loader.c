@@ -27,6 +27,7 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -416,8 +417,8 @@ static void carry_targets(struct satfeed_bpf *skel, int *carried,
 		sel.id = t.id;
 		sel.level = t.level;
 		memcpy(sel.path, t.path, sizeof(sel.path));
-		err = sf_target_add(&new, &sel, t.sc_mask, NULL, why,
-				    sizeof(why));
+		err = sf_target_add_rules(&new, &sel, t.sc_mask, &t.rules,
+					  NULL, why, sizeof(why));
 		if (err) {
 			die_msg("dropped target %s %llu: %s",
 				t.kind == SATFEED_TARGET_PID ? "pid" : "cgroup",
@@ -442,6 +443,7 @@ static int engine_start(__u32 mode, bool understudies,
 			struct satfeed_bpf **out, char *why, size_t len)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oopts, .kernel_log_level = 0);
+	struct sf_uring_support uring;
 	struct satfeed_bpf *skel;
 	int err;
 
@@ -461,6 +463,15 @@ static int engine_start(__u32 mode, bool understudies,
 		if (nr >= 0 && nr < (long)sizeof(skel->rodata->sc_index))
 			skel->rodata->sc_index[nr] = i + 1;
 	}
+#ifdef SYS_io_uring_enter
+	/* the io_uring wait, through the tp_btf mode's dispatch */
+	skel->rodata->sc_index[SYS_io_uring_enter] =
+		SATFEED_SC_INDEX_URING_ENTER;
+#endif
+	err = sf_uring_probe(&uring, why, len);
+	if (err)
+		goto destroy;
+	skel->rodata->uring_ms_flag = uring.ms_flag;
 	err = sf_engine_select(skel->obj, mode, understudies, why, len);
 	if (err)
 		goto destroy;

@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 B=${OUTPUT:-build}
 suites=(
 	"$B/test_window_math"
+	"$B/test_sat_rules"
 	"$B/test_escape"
 	"$B/test_kernel"
 	"bash tests/e2e/test_tools.sh"
@@ -19,6 +20,7 @@ suites=(
 	"bash tests/e2e/test_export.sh"
 	"bash tests/e2e/test_faults.sh"
 	"bash tests/e2e/test_e2e.sh"
+	"bash tests/e2e/test_uring.sh"
 	"bash tests/bench/bench.sh --quick"
 	"bash tests/bench/bench_paper.sh --quick"
 	"bash tests/validate/validate.sh --quick"

@@ -37,7 +37,7 @@ usage() {
 }
 
 declare -A main=(
-	[build]="clang-19 llvm-19 gcc make pkg-config zlib1g-dev"
+	[build]="clang-19 llvm-19 gcc make pkg-config zlib1g-dev liburing-dev"
 	[run]="python3"
 	[test]="python3 iproute2 util-linux procps strace memcached prometheus
 		prometheus-node-exporter gcc-multilib libc6-dev-i386 systemd"

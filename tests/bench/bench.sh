@@ -140,7 +140,7 @@ understudy_row u_getppid x >/dev/null && understudy_row t_pair x >/dev/null ||
 # Well-formed output: every expected figure present once, a finite number.
 # ratio.* lines are derived and may be undefined on a noisy machine.
 expected=()
-for ph in u_getppid u_rw u_epoll t_pair t_rw t_epoll; do
+for ph in u_getppid u_rw u_epoll t_pair t_rw t_epoll u_uring; do
 	for c in none empty satfeed; do expected+=("time.$c.$ph"); done
 	case $ph in u_*) k=all ;; *) k=own ;; esac
 	for c in empty satfeed; do

@@ -118,6 +118,7 @@ for p in sf_sys_enter_u sf_sys_exit_u; do
 	ASSERT_OK "understudy $p linked" test -e "$SF_PIN_ROOT/links/$p"
 done
 ASSERT_OK "sf_understudy map pinned" test -e "$SF_PIN_ROOT/sf_understudy"
+ASSERT_OK "sf_verdict map pinned" test -e "$SF_PIN_ROOT/sf_verdict"
 ASSERT_OK "unload with understudies" "$LOADER" unload
 ASSERT_OK "unload removed everything" test ! -e "$SF_PIN_ROOT"
 ASSERT_OK "load --attach tp_btf --understudy off" \

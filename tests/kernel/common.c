@@ -10,6 +10,8 @@
 static struct satfeed_bpf *open_configured(__u32 shift)
 {
 	struct satfeed_bpf *skel = satfeed_bpf__open();
+	struct sf_uring_support u;
+	char why[256];
 
 	if (!ASSERT_TRUE(skel, "open: %s", strerror(errno)))
 		return NULL;
@@ -17,6 +19,11 @@ static struct satfeed_bpf *open_configured(__u32 shift)
 	for (int i = 0; i < SATFEED_NR_SYSCALLS; i++)
 		if (sf_syscalls[i].nr >= 0)
 			skel->rodata->sc_index[sf_syscalls[i].nr] = i + 1;
+	/* the io_uring settings, as the loader makes them */
+	skel->rodata->sc_index[SYS_io_uring_enter] =
+		SATFEED_SC_INDEX_URING_ENTER;
+	if (!sf_uring_probe(&u, why, sizeof(why)))
+		skel->rodata->uring_ms_flag = u.ms_flag;
 	return skel;
 }
 

@@ -5,9 +5,11 @@
  *  window_feed.c   exact windows through the engine's own sf_account()
  *  concurrency.c   the real hooks under concurrent traffic and reading
  *  stale_wait.c    a failed wait that outlives its target's slot
+ *  run_delay.c     the run-queue time of real waits behind a CPU hog
  *  fd_high_bits.c  read/write whose fd has bits above 31 set
  *  compat.c        a 32-bit child's syscall numbers
  *  proc_exit.c     a watched child's exit
+ *  uring.c         io_uring operations and waits, counted exactly
  * common.c holds the setup they share.
  *
  * Uses the skeleton directly and pins nothing; its maps are read and
@@ -36,6 +38,10 @@ int main(int argc, char **argv)
 	test_window_feed(4);
 	test_window_feed(SATFEED_WINDOW_SHIFT);
 	test_window_feed(SATFEED_WINDOW_SHIFT_MAX);
+	if (getenv("SF_TEST_ONLY_FEED")) {	/* a developer's quick run */
+		test_run_delay();
+		return sf_test_summary("test_kernel");
+	}
 	sf_preempt_probe(&pre, NULL);
 	understudies = sf_understudy_wanted(&pre, SATFEED_ATTACH_TP_BTF,
 					    SF_UNDERSTUDY_AUTO, why,
@@ -44,8 +50,10 @@ int main(int argc, char **argv)
 	test_concurrency(understudies);
 	test_concurrency(!understudies);
 	test_stale_wait();
+	test_run_delay();
 	test_fd_high_bits();
 	test_compat();
 	test_proc_exit();
+	test_uring();
 	return sf_test_summary("test_kernel");
 }

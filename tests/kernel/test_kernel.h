@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <poll.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -43,8 +44,10 @@ int watch_self(const struct sf_pins *p, int *slot);
 void test_window_feed(__u32 shift);
 void test_concurrency(bool understudies);
 void test_stale_wait(void);
+void test_run_delay(void);
 void test_fd_high_bits(void);
 void test_compat(void);
 void test_proc_exit(void);
+void test_uring(void);
 
 #endif /* __TEST_KERNEL_H */

@@ -4,7 +4,11 @@
  * file the BPF object includes) against two independent references in
  * unsigned __int128: the raw-moment formula (N*S2 - S1^2) / N^2 and the
  * centred sum sum((N*x - S1)^2) / N^3, on random and adversarial inputs, for
- * small, default and largest windows.
+ * small, default and largest windows.  The normalized figures too: cv2
+ * against floor(1000 * (N*S2 - S1^2) / S1^2) in __int128 (and against the
+ * centred sum), the wait and idle shares against the span and the clamped
+ * run-queue times, as waits that follow each other, overlap (several
+ * threads) or all end at once (span 0); and the 128-by-128 division alone.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +21,23 @@ typedef unsigned __int128 u128;
 
 static __u64 xs[MAX_N];
 
+static __u64 runqs[MAX_N];
+
 struct ref {
-	__u64 sum, mean, var, rate_milli, clamped;
+	__u64 sum, mean, var, rate_milli, clamped, runq;
+	__u32 cv2;
 	u128 sumsq;
 };
 
-static void reference(const __u64 *x, __u32 n, struct ref *r)
+static __u32 sat32(u128 v)
 {
-	u128 s1 = 0, s2 = 0, centred = 0, var2;
+	return v > 0xffffffffULL ? 0xffffffffU : (__u32)v;
+}
+
+static void reference(const __u64 *x, const __u64 *rq, __u32 n,
+		      struct ref *r)
+{
+	u128 s1 = 0, s2 = 0, centred = 0, var2, cv2b;
 
 	memset(r, 0, sizeof(*r));
 	for (__u32 i = 0; i < n; i++) {
@@ -36,6 +49,7 @@ static void reference(const __u64 *x, __u32 n, struct ref *r)
 		}
 		s1 += v;
 		s2 += (u128)v * v;
+		r->runq += rq[i] < v ? rq[i] : v;
 	}
 	for (__u32 i = 0; i < n; i++) {
 		__u64 v = x[i] > SATFEED_SAMPLE_CAP_NS ? SATFEED_SAMPLE_CAP_NS :
@@ -52,10 +66,37 @@ static void reference(const __u64 *x, __u32 n, struct ref *r)
 	/* the two references must agree, or the test itself is broken */
 	ASSERT_EQ(var2, r->var, "reference formulas agree");
 	r->rate_milli = s1 ? (__u64)((u128)n * 1000000000000ULL / s1) : 0;
+	r->cv2 = s1 ? sat32(1000 * ((u128)n * s2 - s1 * s1) / (s1 * s1)) : 0;
+	/* the same from the centred sum: N*S2 - S1^2 = sum((N*x - S1)^2) / N */
+	cv2b = s1 ? sat32(1000 * (centred / n) / (s1 * s1)) : 0;
+	ASSERT_EQ(cv2b, r->cv2, "cv2 reference formulas agree");
 }
 
-/* Feed x[0..n) as wait durations through sf_window_add; check the window. */
-static void check_window(const char *name, const __u64 *x, __u32 shift)
+/* The share of span that sum is, as the contract defines it. */
+static __u32 ref_share(__u64 sum, __u64 start, __u64 end)
+{
+	if (end <= start)
+		return 0;
+	return sat32((u128)sum * 1000 / (end - start));
+}
+
+/* How far apart successive events are, relative to their samples. */
+enum spacing {
+	SEQUENTIAL,	/* each wait begins where the previous ended */
+	OVERLAPPED,	/* eight threads' waits at once: share near 8000 */
+	SAME_END,	/* every wait ends at the same time: span is the
+			 * first wait */
+	ALL_AT_ONCE,	/* every event at one time with zero samples */
+	NR_SPACINGS
+};
+
+/*
+ * Feed x[0..n) as wait durations through sf_window_add, with run-queue times
+ * rq[] and the event times `spacing` makes, as the poll stream (slack) or
+ * not; check the window.
+ */
+static void check_window_as(const char *name, const __u64 *x, const __u64 *rq,
+			    __u32 shift, enum spacing spacing, bool slack)
 {
 	struct satfeed_stream *s = calloc(1, sizeof(*s));
 	const struct satfeed_window *w;
@@ -63,14 +104,28 @@ static void check_window(const char *name, const __u64 *x, __u32 shift)
 	__u32 n = 1U << shift;
 	struct ref r;
 	int closed = 0;
-	__u64 now = 1000;
+	__u64 now = 1ULL << 62, start = 0;
 
-	reference(x, n, &r);
+	reference(x, rq, n, &r);
 	/* a window already published first, so hist indexing is exercised */
 	s->published = 37;
+	/* and a stale in-progress figure, which the first sample replaces */
+	s->acc_start_ns = 12345;
 	for (__u32 i = 0; i < n; i++) {
-		now += x[i];
-		closed += sf_window_add(s, x[i], now, shift, &out);
+		switch (spacing) {
+		case SEQUENTIAL:
+			now += x[i];
+			break;
+		case OVERLAPPED:
+			now += x[i] / 8;
+			break;
+		default:
+			break;
+		}
+		if (i == 0)
+			start = now - x[0];
+		closed += sf_window_add(s, x[i], rq[i], now, shift, slack,
+					&out);
 		if (i + 1 < n && !ASSERT_EQ(closed, 0, "closed early"))
 			goto out;
 	}
@@ -90,16 +145,124 @@ static void check_window(const char *name, const __u64 *x, __u32 shift)
 		fprintf(stderr, "  in %s, shift %u\n", name, shift);
 	ASSERT_EQ(w->rate_milli, r.rate_milli, name);
 	ASSERT_EQ(w->clamped, r.clamped, name);
+	ASSERT_EQ(w->cv2_permille, r.cv2, name);
+	ASSERT_EQ(w->start_ns, start, "start_ns");
+	ASSERT_EQ(w->end_ns, now, "end_ns");
+	ASSERT_EQ(w->runq_ns, r.runq, name);
+	ASSERT_EQ(s->acc_runq_ns, 0, "run-queue time reset at close");
+	ASSERT_TRUE(w->runq_ns <= w->sum_ns, "%s: runq above sum", name);
+	ASSERT_EQ(w->wait_permille, slack ? ref_share(r.sum, start, now) : 0,
+		  name);
+	ASSERT_EQ(w->idle_permille,
+		  slack ? ref_share(r.sum - r.runq, start, now) : 0, name);
 	ASSERT_TRUE(!memcmp(&out, w, sizeof(out)), "%s: copy for the push hook differs",
 		    name);
-	ASSERT_EQ(w->end_ns, now, "end_ns");
+	if (sf_fail)
+		fprintf(stderr, "  in %s, shift %u, spacing %d, slack %d\n",
+			name, shift, spacing, slack);
 out:
 	free(s);
+}
+
+static __u64 rnd64(void);
+
+/* x as waits every way they can be spaced, with run-queue times. */
+static void check_window(const char *name, const __u64 *x, __u32 shift)
+{
+	__u32 n = 1U << shift;
+
+	for (int sp = 0; sp < NR_SPACINGS; sp++) {
+		if (sp == ALL_AT_ONCE)
+			continue;	/* only for zero samples, below */
+		for (__u32 i = 0; i < n; i++)	/* none, some, over */
+			runqs[i] = sp == 0 ? 0 : rnd64() % (x[i] / 2 * 3 + 1);
+		check_window_as(name, x, runqs, shift, sp, true);
+		if (sf_fail)
+			return;
+	}
+	/* as send or recv gaps: no shares */
+	check_window_as(name, x, runqs, shift, SEQUENTIAL, false);
 }
 
 static __u64 rnd64(void)
 {
 	return ((__u64)random() << 42) ^ ((__u64)random() << 21) ^ random();
+}
+
+/* One division against __int128, saturated at 2^32 - 1. */
+static bool div_ok(u128 x, u128 y)
+{
+	__u32 q = sf_div128_u32((__u64)(x >> 64), (__u64)x, (__u64)(y >> 64),
+				(__u64)y);
+
+	return ASSERT_TRUE(q == sat32(x / y), "div %llx:%016llx / %llx:%016llx: got %u, want %u",
+			   (unsigned long long)(x >> 64),
+			   (unsigned long long)x,
+			   (unsigned long long)(y >> 64),
+			   (unsigned long long)y, q, sat32(x / y));
+}
+
+/* sf_div128_u32 on its own: every quotient size, and around 2^32. */
+static void check_division(void)
+{
+	const u128 one = 1;
+
+	for (int i = 0; i < 200000; i++) {
+		/* y below 2^96 (its precondition), of any size */
+		u128 y = ((u128)rnd64() << 64 | rnd64()) >>
+			 (32 + random() % 96);
+		u128 x, q;
+
+		if (!y)
+			y = 1;
+		/* x = q * y + r with q of 0 to 34 bits */
+		q = rnd64() >> (30 + random() % 34);
+		x = q * y + (((u128)rnd64() << 64 | rnd64()) % y);
+		if (!div_ok(x, y))
+			return;
+	}
+	for (int i = 0; i < 10000; i++) {
+		u128 y = ((((u128)rnd64() << 64) | rnd64()) >> 32) | 1;
+		u128 edge = y * 0xffffffffULL;
+
+		if (!div_ok(edge, y) || !div_ok(edge + y - 1, y) ||
+		    !div_ok(edge + y, y) || !div_ok(edge - 1, y) ||
+		    !div_ok(0, y))
+			return;
+	}
+	div_ok((one << 106) - 1, 1);
+	div_ok((one << 96) - 1, (one << 96) - 1);
+	div_ok((one << 96) - 2, (one << 96) - 1);
+	div_ok(0xffffffffULL, 1);
+	div_ok(0x100000000ULL, 1);
+}
+
+/* sf_window_figures given sums no sample sequence makes. */
+static void check_guards(void)
+{
+	struct satfeed_window w = {
+		.start_ns = 1000, .end_ns = 3000, .sum_ns = 1000,
+		.sumsq_lo = 1000000, .runq_ns = 1001,
+	};
+
+	sf_window_figures(&w, 1, true);
+	ASSERT_EQ(w.wait_permille, 500, "wait share of half the span");
+	ASSERT_EQ(w.idle_permille, 0, "run-queue time above the sum: no idle");
+	w.runq_ns = 1000;
+	sf_window_figures(&w, 1, true);
+	ASSERT_EQ(w.idle_permille, 0, "run-queue time equal to the sum");
+	w.runq_ns = 0;
+	w.end_ns = 999;
+	sf_window_figures(&w, 1, true);
+	ASSERT_EQ(w.wait_permille, 0, "end before start: no share");
+	w.end_ns = 1001;
+	w.sum_ns = 1ULL << 48;
+	sf_window_figures(&w, 1, true);
+	ASSERT_EQ(w.wait_permille, 0xffffffffU, "share saturates");
+	ASSERT_EQ(w.idle_permille, 0xffffffffU, "idle share saturates");
+	w.sum_ns = 0;
+	sf_window_figures(&w, 1, true);
+	ASSERT_EQ(w.cv2_permille, 0, "cv2 of S1 == 0");
 }
 
 int main(void)
@@ -114,6 +277,24 @@ int main(void)
 		for (__u32 i = 0; i < n; i++)
 			xs[i] = 0;
 		check_window("all zeros", xs, shift);
+		for (__u32 i = 0; i < n; i++)
+			runqs[i] = i;
+		check_window_as("all zeros at one time (span 0)", xs, runqs,
+				shift, ALL_AT_ONCE, true);
+		for (__u32 i = 0; i < n; i++)
+			xs[i] = 777;
+		check_window("all equal (cv2 0)", xs, shift);
+		for (__u32 i = 0; i < n; i++)
+			xs[i] = i == 0 ? cap : 1;
+		check_window("one huge, the rest tiny", xs, shift);
+		for (__u32 i = 0; i < n; i++)
+			xs[i] = i == 0 ? 1 : cap;
+		check_window("one tiny, the rest huge (S1 near 2^48)", xs,
+			     shift);
+		for (__u32 i = 0; i < n; i++)
+			xs[i] = i == 0 ? 1 : 0;
+		check_window("a single 1 (cv2 = 1000 * (N - 1))",
+			     xs, shift);
 		for (__u32 i = 0; i < n; i++)
 			xs[i] = cap;
 		check_window("all at the cap", xs, shift);
@@ -164,6 +345,8 @@ int main(void)
 				break;
 		}
 	}
+	check_division();
+	check_guards();
 	/* 64x64 -> 128 multiply on its own, with carries in every limb */
 	for (int i = 0; i < 100000; i++) {
 		__u64 a = rnd64() | (i & 1 ? 1ULL << 63 : 0), b = rnd64(), lo,

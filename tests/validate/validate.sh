@@ -9,7 +9,7 @@
 #                                     that the output is well formed
 #
 # Servers: memcached from Debian (one worker thread) and the bundled sfserver
-# (--work-us 50).  Each runs under its own satfeed engine root
+# (--work-us 50), with epoll and with io_uring (--io uring).  Each runs under its own satfeed engine root
 # ($VALIDATE_BPFFS, default /sys/fs/bpf/satfeed-validate), never the default
 # one, and the engine is unloaded on every exit path.  Outputs go to
 # build/validate/: <server>.csv, <server>.csv.capacity, PNG plots, summary.md.
@@ -130,13 +130,28 @@ sweep sfserver sf "$SPORT" "$SPID"
 "$CTL" --bpffs "$ROOT" remove --pid "$SPID" >&2 || true
 kill "$SPID"
 
+# --- sfserver --io uring: the same server through io_uring ---
+# one RECV and one SEND per request, waits in io_uring_enter: the io_uring
+# members of each family (bpf/satfeed_uring.bpf.h)
+"$B/sfserver" --io uring --port 0 --port-file "$TMP/uport" --work-us 50 -q &
+UPID=$!
+PIDS+=("$UPID")
+for _ in $(seq 50); do [ -s "$TMP/uport" ] && break; sleep 0.1; done
+UPORT=$(cat "$TMP/uport")
+wait_port "$UPORT"
+"$CTL" --bpffs "$ROOT" add --pid "$UPID" --send io_uring_send \
+	--recv io_uring_recv --poll io_uring_wait >&2
+sweep sfserver-uring sf "$UPORT" "$UPID"
+"$CTL" --bpffs "$ROOT" remove --pid "$UPID" >&2 || true
+kill "$UPID"
+
 # --- report ---
 DOC=()
 [ $QUICK = 1 ] || DOC=(--doc docs/validation.md)
 python3 tests/validate/report.py --outdir "$OUT" \
-	--servers memcached sfserver --command "$CMD" "${DOC[@]}" >"$OUT/report.txt"
+	--servers memcached sfserver sfserver-uring --command "$CMD" "${DOC[@]}" >"$OUT/report.txt"
 cat "$OUT/report.txt"
-for f in memcached sfserver; do
+for f in memcached sfserver sfserver-uring; do
 	for p in rps variance poll; do
 		[ -s "$OUT/${f}_$p.png" ] || { echo "validate.sh: missing $OUT/${f}_$p.png" >&2; exit 1; }
 	done

@@ -10,6 +10,10 @@
 #     windows * N + pending == calls - 1.
 #  3. BPF cost per attach mode (printed): fentry vs tp_btf, same load, and
 #     the runs the kernel skipped under it as satfeedctl reports them.
+#  4. io_uring in fentry mode: the bundled server's io_uring modes (uring,
+#     uring-ms: multishot RECV); send calls == requests served exactly, and
+#     for --io uring at 5 rates RPS_obs of the send windows closed inside
+#     each run (sfvmcheck rps) within 2% of the generator's achieved rate.
 set -u
 pass=0 fail=0
 ok() { echo "engine-test: ok: $*"; pass=$((pass + 1)); }
@@ -145,5 +149,75 @@ skipped() {
 
 cost fentry
 cost tp_btf
+
+# 4. io_uring, fentry mode (the io_uring_complete/submit_req tracepoints as
+#    tp_btf, io_uring_enter's wait as fentry/fexit)
+# uring_server MODE: start it, watch it; SP, PORT, USLOT
+uring_server() {
+	rm -f /tmp/port
+	sfserver --io "$1" --port 0 --port-file /tmp/port > /tmp/server.out &
+	SP=$!
+	for _ in $(seq 50); do [ -s /tmp/port ] && break; sleep 0.1; done
+	PORT=$(cat /tmp/port)
+	USLOT=$(satfeedctl add --pid $SP 2>&1 | sed -n 's/.* in slot \([0-9]*\).*/\1/p')
+	[ -n "$USLOT" ] && ok "io_uring $1: server watched (slot $USLOT)" ||
+		bad "io_uring $1: cannot watch the server"
+}
+uring_stop() {
+	kill -TERM $SP
+	wait $SP
+	sed -n 's/^sfserver: served \([0-9]*\) requests.*/\1/p' /tmp/server.out
+}
+if satfeed-loader --attach fentry --window $N load >/dev/null; then
+	ok "io_uring: load --attach fentry"
+	for p in sf_uring_complete sf_uring_submit sf_uring_enter_e sf_uring_enter_x; do
+		[ -e /sys/fs/bpf/satfeed/progs/$p ] && ok "io_uring: $p pinned" ||
+			bad "io_uring: $p not loaded"
+	done
+	for mode in uring uring-ms; do
+		uring_server $mode
+		sfload --rate 300 --duration 3 127.0.0.1:$PORT >/dev/null ||
+			bad "io_uring $mode: sfload"
+		sleep 0.5
+		json=$(satfeedctl show --json --pid $SP)
+		served=$(uring_stop)
+		calls=$(echo "$json" | field send calls)
+		rcalls=$(echo "$json" | field recv calls)
+		pcalls=$(echo "$json" | field poll calls)
+		echo "engine-test: io_uring $mode: served=$served send calls=$calls recv calls=$rcalls poll calls=$pcalls"
+		[ "${served:-0}" -gt 0 ] && [ "$calls" = "$served" ] &&
+			ok "io_uring $mode: send calls == requests served ($served)" ||
+			bad "io_uring $mode: send calls $calls != requests served $served"
+		[ "${rcalls:-0}" -gt 0 ] && [ "${pcalls:-0}" -gt 0 ] &&
+			ok "io_uring $mode: recv and io_uring_enter waits counted" ||
+			bad "io_uring $mode: recv $rcalls / poll $pcalls calls"
+		satfeedctl remove --pid $SP >/dev/null 2>&1
+	done
+	uring_server uring
+	nrates=0
+	for rate in 100 150 200 300 400; do
+		seq0=$(satfeedctl show --json --pid $SP | seqof send)
+		t0=$(sfvmcheck now)
+		ach=$(sfload --rate $rate --duration 4 --json --no-progress \
+			127.0.0.1:$PORT | sed -n 's/.*"achieved_rps":\([0-9.]*\).*/\1/p')
+		t1=$(sfvmcheck now)
+		set -- $(sfvmcheck rps $USLOT "${seq0:-0}" $t0 $t1)
+		echo "engine-test: io_uring rate $rate: achieved ${ach:-?}, RPS_obs $(($2 / 1000)).$(printf %03d $(($2 % 1000))) over $1 windows"
+		if [ -n "$ach" ] && [ "$1" -ge 3 ] &&
+		   awk -v a="$ach" -v o="$2" 'BEGIN { e = (o / 1000 - a) / a; exit !(e <= 0.02 && e >= -0.02) }'; then
+			ok "io_uring rate $rate: RPS_obs within 2% of achieved $ach"
+			nrates=$((nrates + 1))
+		else
+			bad "io_uring rate $rate: RPS_obs $2/1000 over $1 windows vs achieved ${ach:-none}"
+		fi
+	done
+	[ $nrates -ge 5 ] && ok "io_uring: RPS_obs within 2% at $nrates rates" ||
+		bad "io_uring: RPS_obs within 2% at only $nrates rates"
+	uring_stop >/dev/null
+	satfeed-loader unload >/dev/null && ok "io_uring: unload" ||
+		bad "io_uring: unload"
+else
+	bad "io_uring: load --attach fentry"
+fi
 echo "engine-test: $pass passed, $fail failed"
 [ $fail -eq 0 ]

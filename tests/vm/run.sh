@@ -100,7 +100,7 @@ FILES=(-f "$ROOT/kmod-example/satfeed_consumer.ko:/lib/satfeed/")
 rc=0
 "$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$VM_DIR/initrd.gz" -T "$TIMEOUT" \
 	-a "$APPEND" -l "$LOG" || rc=$?
-grep -E '^# (engine-test: (cost|skipped|check)|concurrency: |uclamp\.min at )' "$LOG" |
+grep -E '^# (engine-test: (cost|skipped|check|io_uring)|concurrency: |uclamp\.min at )' "$LOG" |
 	sed 's/^# /vm: /' >&2 || true
 vm_log "whole vm test: $(( $(date +%s) - VM_START )) s"
 exit $rc

@@ -84,6 +84,7 @@ static void check_active(struct check *c, __u32 slot, struct satfeed_target *t)
 	unsigned long long id = t->id;
 	struct satfeed_index ix;
 	struct satfeed_stream st;
+	struct satfeed_verdict v;
 	int err = 0;
 
 	if (index_lookup(p, t->kind, t->id, &ix) || ix.slot != slot ||
@@ -117,6 +118,12 @@ static void check_active(struct check *c, __u32 slot, struct satfeed_target *t)
 			err = sf_stream_reset(p, slot, s, t->gen);
 		problem(c, err, "slot %u: %s %llu: its %s stream is of generation %u, not %u",
 			slot, kind, id, sf_stream_names[s], st.gen, t->gen);
+	}
+	if (!sf_verdict_read(p, slot, &v) && v.gen != t->gen) {
+		if (c->repair)
+			err = sf_verdict_reset(p, slot, t->gen);
+		problem(c, err, "slot %u: %s %llu: its verdict is of generation %u, not %u",
+			slot, kind, id, v.gen, t->gen);
 	}
 }
 

@@ -28,10 +28,16 @@
 
 #define SF_SYSCALL_DESC(name, NAME, family, fd)				\
 	[SATFEED_SC_##NAME] = { #name, SATFEED_STREAM_##family, SYS_##name },
-const struct sf_syscall_desc sf_syscalls[SATFEED_NR_SYSCALLS] = {
+#define SF_URING_DESC(name, NAME, family, fd)				\
+	[SATFEED_SC_URING_BIT(NAME)] = { "io_uring_" #name,		\
+					 SATFEED_STREAM_##family,	\
+					 SF_NR_URING },
+const struct sf_syscall_desc sf_syscalls[SATFEED_SC_NR_BITS] = {
 	SATFEED_SYSCALLS(SF_SYSCALL_DESC)
+	SATFEED_URING_OPS(SF_URING_DESC)
 };
 #undef SF_SYSCALL_DESC
+#undef SF_URING_DESC
 
 const char *const sf_stream_names[SATFEED_NR_STREAMS] = {
 	"send", "recv", "poll"
@@ -85,10 +91,11 @@ int sf_parse_syscalls(const char *prog, const char *list, int family,
 			name = "sendto";
 		else if (!strcmp(name, "recv"))
 			name = "recvfrom";
-		for (i = 0; i < SATFEED_NR_SYSCALLS; i++)
-			if (!strcmp(sf_syscalls[i].name, name))
+		for (i = 0; i < SATFEED_SC_NR_BITS; i++)
+			if (sf_syscalls[i].name &&
+			    !strcmp(sf_syscalls[i].name, name))
 				break;
-		if (i == SATFEED_NR_SYSCALLS) {
+		if (i == SATFEED_SC_NR_BITS) {
 			fprintf(stderr, "%s: unknown syscall '%s'\n", prog,
 				tok);
 			err = -1;
@@ -101,7 +108,7 @@ int sf_parse_syscalls(const char *prog, const char *list, int family,
 			err = -1;
 			break;
 		}
-		if (sf_syscalls[i].nr < 0) {
+		if (sf_syscalls[i].nr == -1) {
 			fprintf(stderr, "%s: '%s' does not exist on this architecture\n",
 				prog, tok);
 			err = -1;
@@ -122,8 +129,8 @@ void sf_format_syscalls(__u32 mask, char *buf, size_t len)
 	size_t off = 0;
 
 	buf[0] = '\0';
-	for (int i = 0; i < SATFEED_NR_SYSCALLS && off < len; i++) {
-		if (!(mask & (1U << i)))
+	for (int i = 0; i < SATFEED_SC_NR_BITS && off < len; i++) {
+		if (!(mask & (1U << i)) || !sf_syscalls[i].name)
 			continue;
 		off += snprintf(buf + off, len - off, "%s%s", off ? "," : "",
 				sf_syscalls[i].name);

@@ -24,13 +24,19 @@ enum sf_exit {
 	SF_EXIT_EXISTS = 8,	/* already loaded / already watched */
 };
 
+/* nr of an io_uring member: not a syscall, present wherever io_uring is */
+#define SF_NR_URING	(-2)
+
 struct sf_syscall_desc {
-	const char *name;
+	const char *name;	/* NULL: no member has this sc_mask bit */
 	int family;		/* enum satfeed_stream_id */
-	long nr;		/* this architecture's number, -1 if none */
+	long nr;		/* this architecture's number, -1 if none,
+				 * SF_NR_URING for an io_uring member */
 };
 
-extern const struct sf_syscall_desc sf_syscalls[SATFEED_NR_SYSCALLS];
+/* Every sc_mask member by bit: the syscalls, then the io_uring members
+ * from SATFEED_SC_URING_FIRST on ("io_uring_<name>"). */
+extern const struct sf_syscall_desc sf_syscalls[SATFEED_SC_NR_BITS];
 extern const char *const sf_stream_names[SATFEED_NR_STREAMS];
 
 const char *sf_attach_name(__u32 mode);
@@ -44,6 +50,8 @@ int sf_attach_parse(const char *s, __u32 *mode);
 int sf_parse_syscalls(const char *prog, const char *list, int family,
 		      __u32 *mask);
 void sf_format_syscalls(__u32 mask, char *buf, size_t len);
+/* room for every member's name, comma separated (all 32 bits used) */
+#define SF_MASK_TEXT_LEN	640
 
 /* Is path on a bpf filesystem?  1 yes, 0 no, -errno on error. */
 int sf_is_bpffs(const char *path);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "satfeed.h"
 #include "sf_common.h"
@@ -53,18 +54,96 @@ bool sf_engine_is_understudy(const char *name)
 	return hook_of(name, &understudy) && understudy;
 }
 
+int sf_uring_probe(struct sf_uring_support *u, char *why, size_t len)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	__u32 n;
+
+	*u = (struct sf_uring_support){};
+	if (!btf) {
+		snprintf(why, len, "cannot read the kernel's BTF: %s",
+			 strerror(errno));
+		return -errno;
+	}
+	u->tracepoints =
+		btf__find_by_name_kind(btf, "btf_trace_io_uring_complete",
+				       BTF_KIND_TYPEDEF) > 0 &&
+		btf__find_by_name_kind(btf, "btf_trace_io_uring_submit_req",
+				       BTF_KIND_TYPEDEF) > 0;
+	u->enter_fn = btf__find_by_name_kind(btf, SATFEED_SYSCALL_PREFIX
+					     "io_uring_enter",
+					     BTF_KIND_FUNC) > 0;
+	/* an enumerator of an anonymous enum: CO-RE cannot name it */
+	n = btf__type_cnt(btf);
+	for (__u32 id = 1; id < n && !u->ms_flag; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+
+		if (btf_is_enum(t)) {
+			const struct btf_enum *e = btf_enum(t);
+
+			for (int i = 0; i < btf_vlen(t); i++)
+				if (!strcmp(btf__name_by_offset(btf,
+								e[i].name_off),
+					    "REQ_F_APOLL_MULTISHOT"))
+					u->ms_flag = (__u32)e[i].val;
+		} else if (btf_is_enum64(t)) {
+			const struct btf_enum64 *e = btf_enum64(t);
+
+			for (int i = 0; i < btf_vlen(t); i++)
+				if (!strcmp(btf__name_by_offset(btf,
+								e[i].name_off),
+					    "REQ_F_APOLL_MULTISHOT"))
+					u->ms_flag = btf_enum64_value(&e[i]);
+		}
+	}
+	btf__free(btf);
+	return 0;
+}
+
+/* The io_uring programs: which load, and the fentry pair's target. */
+static int uring_select(struct bpf_program *prog, const char *name,
+			__u32 mode, const struct sf_uring_support *u,
+			char *why, size_t len)
+{
+	bool enter = !strcmp(name, "sf_uring_enter_e") ||
+		     !strcmp(name, "sf_uring_enter_x");
+	bool on = enter ? mode == SATFEED_ATTACH_FENTRY && u->enter_fn :
+			  u->tracepoints;
+	int err;
+
+	err = bpf_program__set_autoload(prog, on);
+	if (!err && on && enter)
+		err = bpf_program__set_attach_target(prog, 0,
+						     SATFEED_SYSCALL_PREFIX
+						     "io_uring_enter");
+	if (err)
+		snprintf(why, len, "cannot select %s: %s", name,
+			 strerror(-err));
+	return err;
+}
+
 int sf_engine_select(struct bpf_object *obj, __u32 mode, bool understudies,
 		     char *why, size_t len)
 {
+	struct sf_uring_support u;
 	struct bpf_program *prog;
 	char fn[64];
 	int err;
 
+	err = sf_uring_probe(&u, why, len);
+	if (err)
+		return err;
 	bpf_object__for_each_program(prog, obj) {
 		const char *name = bpf_program__name(prog);
 		const struct sf_hook *h;
 		bool understudy, on;
 
+		if (!strncmp(name, "sf_uring_", 9)) {
+			err = uring_select(prog, name, mode, &u, why, len);
+			if (err)
+				return err;
+			continue;
+		}
 		h = hook_of(name, &understudy);
 		if (!h)		/* every mode runs it (sf_proc_exit) */
 			continue;

@@ -54,6 +54,22 @@ int sf_engine_select(struct bpf_object *obj, __u32 mode, bool understudies,
 int sf_engine_attach(struct bpf_object_skeleton *s, __u32 mode, char *why,
 		     size_t len);
 
+/*
+ * What this kernel offers for the io_uring members (bpf/satfeed_uring.bpf.h),
+ * read from its BTF.  sf_engine_select() loads the io_uring programs only
+ * where their hooks exist; the loader sets the engine's uring_ms_flag to
+ * ms_flag.
+ */
+struct sf_uring_support {
+	bool tracepoints;	/* io_uring_complete and io_uring_submit_req:
+				 * CONFIG_IO_URING */
+	bool enter_fn;		/* __<arch>_sys_io_uring_enter (fentry mode) */
+	__u64 ms_flag;		/* REQ_F_APOLL_MULTISHOT, 0: not found */
+};
+
+/* Fill *u from the running kernel's BTF.  0 or -errno with *why. */
+int sf_uring_probe(struct sf_uring_support *u, char *why, size_t len);
+
 /* Is name an understudy's? */
 bool sf_engine_is_understudy(const char *name);
 

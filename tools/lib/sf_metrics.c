@@ -396,7 +396,7 @@ static void write_stream_family(struct sf_buf *b, const struct scrape *sc,
 
 static void write_targets(struct sf_buf *b, const struct scrape *sc)
 {
-	char mask[256];
+	char mask[SF_MASK_TEXT_LEN];
 
 	family_head(b, sc, "satfeed_targets", GAUGE,
 		    "Targets (processes and cgroups) watched.");

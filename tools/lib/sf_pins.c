@@ -45,6 +45,8 @@ static const struct pin_shape shapes[] = {
 	  sizeof(__u32), sizeof(struct satfeed_index), 1 },
 	{ SATFEED_PIN_CGRP_INDEX, FD_OFF(cgrp_index_fd), BPF_MAP_TYPE_HASH,
 	  sizeof(__u64), sizeof(struct satfeed_index), 1 },
+	{ SATFEED_PIN_VERDICT, FD_OFF(verdict_fd), BPF_MAP_TYPE_ARRAY,
+	  sizeof(__u32), sizeof(struct satfeed_verdict), 1 },
 };
 
 #define NR_SHAPES (sizeof(shapes) / sizeof(shapes[0]))
@@ -335,6 +337,21 @@ int sf_stream_read(const struct sf_pins *p, __u32 slot, __u32 stream,
 		       -errno : 0;
 }
 
+int sf_verdict_read(const struct sf_pins *p, __u32 slot,
+		    struct satfeed_verdict *v)
+{
+	return bpf_map_lookup_elem_flags(p->verdict_fd, &slot, v, BPF_F_LOCK) ?
+		       -errno : 0;
+}
+
+int sf_verdict_reset(const struct sf_pins *p, __u32 slot, __u32 gen)
+{
+	struct satfeed_verdict v = { .gen = gen };
+
+	return bpf_map_update_elem(p->verdict_fd, &slot, &v, BPF_F_LOCK) ?
+		       -errno : 0;
+}
+
 int sf_target_view_next(const struct sf_pins *p, __u32 *slot,
 			struct sf_target_view *v)
 {
@@ -355,6 +372,11 @@ int sf_target_view_next(const struct sf_pins *p, __u32 *slot,
 		}
 		if (!whole)	/* being re-added right now */
 			continue;
+		err = sf_verdict_read(p, *slot, &v->verdict);
+		if (err)
+			return err;
+		if (v->verdict.gen != v->t.gen)
+			memset(&v->verdict, 0, sizeof(v->verdict));
 		v->slot = *slot;
 		return 1;
 	}

@@ -36,6 +36,7 @@ struct sf_pins {
 	int streams_fd;
 	int pid_index_fd;
 	int cgrp_index_fd;
+	int verdict_fd;
 	struct satfeed_info info;
 	int lock_fd;		/* the root lock held with the pins, or -1 */
 	int lock_how;		/* LOCK_SH or LOCK_EX, when lock_fd >= 0 */
@@ -96,18 +97,36 @@ int sf_target_read(const struct sf_pins *p, __u32 slot,
 int sf_stream_read(const struct sf_pins *p, __u32 slot, __u32 stream,
 		   struct satfeed_stream *s);
 
+/*
+ * The verdict of target slot `slot`, copied under its lock (BPF_F_LOCK).  It
+ * belongs to the target only when v->gen equals the target's gen.  0 or
+ * -errno.
+ */
+int sf_verdict_read(const struct sf_pins *p, __u32 slot,
+		    struct satfeed_verdict *v);
+
+/*
+ * Reset the verdict of slot to an empty one (state UNKNOWN) of generation
+ * gen, under its lock: the engine updates it for events of that generation
+ * only (gen 0: none).  0 or -errno.
+ */
+int sf_verdict_reset(const struct sf_pins *p, __u32 slot, __u32 gen);
+
 /* One watched target with its streams, as sf_target_view_next() reads it. */
 struct sf_target_view {
 	__u32 slot;
 	struct satfeed_target t;
 	struct satfeed_stream st[SATFEED_NR_STREAMS];
+	/* all zero (UNKNOWN) when the one read is not of t.gen */
+	struct satfeed_verdict verdict;
 };
 
 /*
- * The next watched target from slot *slot on, with its three streams each
- * copied under its lock: the one reader of the windows that every consumer
- * (show, watch, export) goes through.  A target whose slot is being reused
- * while it is read (a stream of another generation) is skipped.  Returns 1
+ * The next watched target from slot *slot on, with its three streams and
+ * its verdict each copied under its lock: the one reader of the windows
+ * that every consumer (show, watch, export) goes through.  A target whose
+ * slot is being reused while it is read (a stream of another generation) is
+ * skipped.  Returns 1
  * with *v filled and *slot at its slot, 0 when no target is left, or -errno
  * of a failed read.  Iterate with
  *

@@ -151,6 +151,14 @@ __u32 sf_prog_streams(const char *name)
 
 	if (!strcmp(name, "sf_sys_enter"))
 		return poll;
+	/* the io_uring programs (bpf/satfeed_uring.bpf.h) */
+	if (!strcmp(name, "sf_uring_complete"))
+		return 1U << SATFEED_STREAM_SEND | 1U << SATFEED_STREAM_RECV;
+	if (!strcmp(name, "sf_uring_submit"))
+		return 1U << SATFEED_STREAM_RECV;	/* multishot receives */
+	if (!strcmp(name, "sf_uring_enter_e") ||
+	    !strcmp(name, "sf_uring_enter_x"))
+		return poll;
 	if (!strcmp(name, "sf_proc_exit") || !strcmp(name, "sf_cgroup_rmdir") ||
 	    understudy_name(name))
 		return 0;

@@ -35,6 +35,7 @@
 #include "sf_proc.h"
 #include "sf_root.h"
 #include "sf_target.h"
+#include "sat_rules.h"
 
 /* Cgroup depths the config can tell apart (satfeed_target.level % this). */
 #define NR_LEVELS 64
@@ -288,7 +289,9 @@ int sf_index_delete(const struct sf_pins *p, __u32 kind, __u64 id)
 
 /*
  * Free the slot of target *t: the slot first (the hot path stops counting
- * it), then its index entry.  Its gen is kept, to count on at reuse.
+ * it), then its index entry, then its verdict (to generation 0, which no
+ * target has, so nothing the engine still has in flight for it lands
+ * there).  Its gen is kept, to count on at reuse.
  */
 static int free_slot(const struct sf_pins *p, __u32 slot,
 		     struct satfeed_target *t)
@@ -299,6 +302,7 @@ static int free_slot(const struct sf_pins *p, __u32 slot,
 	if (bpf_map_update_elem(p->targets_fd, &slot, t, 0))
 		return -errno;
 	sf_index_delete(p, kind, t->id);
+	sf_verdict_reset(p, slot, 0);
 	return 0;
 }
 
@@ -401,7 +405,7 @@ static int pick_slot(const struct sf_pins *p, struct satfeed_target *t,
 
 static void target_fill(struct satfeed_target *t,
 			const struct sf_selector *sel, __u32 gen,
-			__u32 sc_mask)
+			__u32 sc_mask, const struct satfeed_sat_rules *rules)
 {
 	*t = (struct satfeed_target){
 		.kind = sel->kind,
@@ -410,6 +414,10 @@ static void target_fill(struct satfeed_target *t,
 		.sc_mask = sc_mask,
 		.added_ns = sf_now_mono_ns(),
 	};
+	if (rules) {
+		t->rules = *rules;
+		t->rules.reserved = 0;
+	}
 	if (sel->kind == SATFEED_TARGET_PID) {
 		sf_read_comm(sel->id, t->comm);
 	} else {
@@ -432,9 +440,11 @@ static int index_insert(const struct sf_pins *p, const struct sf_selector *sel,
 }
 
 /*
- * Make slot hold target *t, active only with the last write: fresh streams
- * in its generation, its index entry, sf_config as the table will be, the
- * target.  On failure what was written is undone.  Returns an enum sf_exit.
+ * Make slot hold target *t, active only with the last write: a fresh
+ * verdict and fresh streams in its generation (the verdict first: the
+ * engine updates it only after a window of the new streams closed), its
+ * index entry, sf_config as the table will be, the target.  On failure what
+ * was written is undone.  Returns an enum sf_exit.
  */
 static int publish(const struct sf_pins *p, __u32 slot,
 		   const struct satfeed_target *t, const struct sf_selector *sel,
@@ -445,6 +455,12 @@ static int publish(const struct sf_pins *p, __u32 slot,
 				    .sc_mask = t->sc_mask };
 	int err;
 
+	err = sf_verdict_reset(p, slot, t->gen);
+	if (err) {
+		snprintf(why, len, "cannot reset the verdict: %s",
+			 strerror(-err));
+		return SF_EXIT_ERROR;
+	}
 	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
 		err = sf_stream_reset(p, slot, s, t->gen);
 		if (err) {
@@ -529,12 +545,48 @@ static int open_process(const struct sf_selector *sel, int *pidfd, char *why,
 	return err;
 }
 
+/* Rules a target can have: an idle_full above idle_near is a mistake. */
+static int check_rules(const struct satfeed_sat_rules *rules, char *why,
+		       size_t len)
+{
+	struct satfeed_sat_rules eff;
+
+	if (!rules)
+		return SF_EXIT_OK;
+	satfeed_sat_rules_effective(rules, &eff);
+	if (eff.idle_full_permille != SATFEED_SAT_RULE_OFF &&
+	    eff.idle_near_permille != SATFEED_SAT_RULE_OFF &&
+	    eff.idle_full_permille > eff.idle_near_permille) {
+		snprintf(why, len, "the saturated idle share (%u permille) is above the near one (%u permille); it must not be",
+			 eff.idle_full_permille, eff.idle_near_permille);
+		return SF_EXIT_USAGE;
+	}
+	if (eff.wps_full_permille != SATFEED_SAT_RULE_OFF &&
+	    eff.wps_near_permille != SATFEED_SAT_RULE_OFF &&
+	    eff.wps_full_permille > eff.wps_near_permille) {
+		snprintf(why, len, "the saturated waits per send (%u permille) is above the near one (%u permille); it must not be",
+			 eff.wps_full_permille, eff.wps_near_permille);
+		return SF_EXIT_USAGE;
+	}
+	return SF_EXIT_OK;
+}
+
 int sf_target_add(const struct sf_pins *p, const struct sf_selector *sel,
 		  __u32 sc_mask, int *slot_out, char *why, size_t len)
+{
+	return sf_target_add_rules(p, sel, sc_mask, NULL, slot_out, why, len);
+}
+
+int sf_target_add_rules(const struct sf_pins *p, const struct sf_selector *sel,
+			__u32 sc_mask, const struct satfeed_sat_rules *rules,
+			int *slot_out, char *why, size_t len)
 {
 	struct satfeed_target t;
 	int lockfd, pidfd, slot, err;
 
+	err = check_rules(rules, why, len);
+	if (err)
+		return err;
 	err = open_process(sel, &pidfd, why, len);
 	if (err)
 		return err;
@@ -562,7 +614,7 @@ int sf_target_add(const struct sf_pins *p, const struct sf_selector *sel,
 		err = -slot;
 		goto unlock;
 	}
-	target_fill(&t, sel, t.gen + 1, sc_mask);
+	target_fill(&t, sel, t.gen + 1, sc_mask, rules);
 	err = publish(p, slot, &t, sel, why, len);
 	if (err)
 		goto unlock;

@@ -88,6 +88,17 @@ int sf_target_add(const struct sf_pins *p, const struct sf_selector *sel,
 		  __u32 sc_mask, int *slot, char *why, size_t len);
 
 /*
+ * The same with saturation rules (satfeed_target.rules, stored as given:
+ * a zero field takes its SATFEED_SAT_*_DEFAULT in the engine; NULL: all
+ * defaults).  Refused (SF_EXIT_USAGE) when idle_full is above idle_near
+ * or wps_full above wps_near (neither off), which would make saturated the
+ * milder state.
+ */
+int sf_target_add_rules(const struct sf_pins *p, const struct sf_selector *sel,
+			__u32 sc_mask, const struct satfeed_sat_rules *rules,
+			int *slot, char *why, size_t len);
+
+/*
  * Stop watching sel, or every target when sel->kind is FREE.  Locks as
  * sf_target_add() does.  Returns an enum sf_exit; *removed counts the
  * targets removed.

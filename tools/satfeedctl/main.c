@@ -45,6 +45,13 @@ static const char usage[] =
 "          poll: epoll_wait,epoll_pwait,epoll_pwait2,select,pselect6,poll,ppoll\n"
 "        read/readv/write/writev count only on sockets; 'send'/'recv' mean\n"
 "        sendto/recvfrom (that is what libc's send()/recv() call).\n"
+"        io_uring operations of the target's rings are members too, each\n"
+"        completion one event (every CQE of a multishot receive):\n"
+"          send: io_uring_send,io_uring_send_zc,io_uring_sendmsg,\n"
+"                io_uring_sendmsg_zc,io_uring_write,io_uring_writev\n"
+"          recv: io_uring_recv,io_uring_recvmsg,io_uring_read,io_uring_readv\n"
+"          poll: io_uring_wait (io_uring_enter with IORING_ENTER_GETEVENTS)\n"
+"        io_uring_write/writev/read/readv count only on sockets.\n"
 "  remove --pid PID | --cgroup DIR | --all\n"
 "        stop watching; its windows are discarded.  Give one of the three.\n"
 "        A removed cgroup (shown gone) is named by the path its directory\n"
@@ -350,9 +357,10 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 		if (fam_set[f] && !(c->flags & CMD_FAMILIES))
 			return fail(SF_EXIT_USAGE, "--%s only applies to add",
 				    sf_stream_names[f]);
-		for (int i = 0; i < SATFEED_NR_SYSCALLS; i++)
-			if (sf_syscalls[i].family == f &&
-			    sf_syscalls[i].nr >= 0 &&
+		for (int i = 0; i < SATFEED_SC_NR_BITS; i++)
+			if (sf_syscalls[i].name &&
+			    sf_syscalls[i].family == f &&
+			    sf_syscalls[i].nr != -1 &&
 			    (!fam_set[f] || (fam_mask[f] & (1U << i))))
 				a->sc_mask |= 1U << i;
 	}

@@ -95,7 +95,7 @@ static void json_stream(const char *name, __u32 stream,
 
 void json_target_head(__u32 slot, const struct satfeed_target *t)
 {
-	char mask[256];
+	char mask[SF_MASK_TEXT_LEN];
 
 	printf("{\"slot\":%u,", slot);
 	if (t->kind == SATFEED_TARGET_PID) {

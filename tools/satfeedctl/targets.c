@@ -89,7 +89,7 @@ int cmd_targets(struct sf_pins *p, const struct args *a)
 		       "NAME", "STATE", "SYSCALLS");
 	for (__u32 slot = 0; slot < p->info.max_targets; slot++) {
 		struct satfeed_target t;
-		char mask[256], name[SF_TEXT_ESCAPED_LEN(sizeof(t.path))];
+		char mask[SF_MASK_TEXT_LEN], name[SF_TEXT_ESCAPED_LEN(sizeof(t.path))];
 
 		if (sf_target_read(p, slot, &t))
 			return fail(SF_EXIT_ERROR, "cannot read targets: %s",

@@ -25,6 +25,11 @@ const struct phase_desc phases[NR_PHASE] = {
 		    OP_RW, 2, 100000, 1 << PR_EXIT },
 	[P_TEPOLL] = { "t_epoll", "traced epoll_wait(0)", "call", true,
 		       OP_EPOLL, 1, 250000, 1 << PR_ENTER | 1 << PR_EXIT },
+	/* one io_uring SEND completed on a ring that is not a target's (its
+	 * submission and CQE pass satfeed's io_uring tracepoint programs),
+	 * io_uring_enter with GETEVENTS, and read(2) of the byte */
+	[P_UURING] = { "u_uring", "unrelated io_uring SEND+read", "op", false,
+		       OP_URING, 2, 100000, 1 << PR_EXIT },
 };
 
 struct opts o = {

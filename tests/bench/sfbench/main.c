@@ -26,6 +26,10 @@
  *              (sendto/recvfrom: two samples, send and recv streams)
  *   t_rw       T: write+read on the socketpair (the socket check path)
  *   t_epoll    T: epoll_wait(timeout 0) (a poll sample)
+ *   u_uring    U: one io_uring SEND of one byte on the socketpair, waited
+ *              for in io_uring_enter (GETEVENTS), then read(2): a ring that
+ *              is not a target's (its SQE and CQE reach satfeed's io_uring
+ *              programs in either attach mode, and are rejected there)
  * Each phase runs twice per configuration and round: once with BPF run-time
  * statistics off, timed by the worker's own CPU time (CLOCK_THREAD_CPUTIME_ID,
  * so being preempted on a shared machine does not count), the fastest of

@@ -5,6 +5,9 @@
  * targets.
  */
 #include "sfbench.h"
+#include <liburing.h>
+
+static struct io_uring ring;	/* the worker's, for OP_URING */
 
 /* CPU time of the calling thread: time spent preempted by other processes
  * (a shared 2-CPU VM) does not count, time in the syscalls does. */
@@ -53,6 +56,24 @@ static int loop(int op, long n, int sv[2], int ep)
 			if (epoll_wait(ep, &ev, 1, 0) != 1)
 				return errno ? errno : EIO;
 		return 0;
+	case OP_URING:
+		for (long i = 0; i < n; i++) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+			struct io_uring_cqe *cqe;
+			int res;
+
+			if (!sqe)
+				return EBUSY;
+			io_uring_prep_send(sqe, sv[0], &c, 1, 0);
+			if (io_uring_submit_and_wait(&ring, 1) != 1 ||
+			    io_uring_peek_cqe(&ring, &cqe))
+				return EIO;
+			res = cqe->res;
+			io_uring_cqe_seen(&ring, cqe);
+			if (res != 1 || read(sv[1], &c, 1) != 1)
+				return res < 0 ? -res : EIO;
+		}
+		return 0;
 	}
 	return EINVAL;
 }
@@ -85,7 +106,8 @@ static void worker_main(int cmd_fd, int res_fd, pid_t parent)
 	 * returns one event at once */
 	ep = epoll_create1(0);
 	if (ep < 0 || write(ready[0], "r", 1) != 1 ||
-	    epoll_ctl(ep, EPOLL_CTL_ADD, ready[1], &ev))
+	    epoll_ctl(ep, EPOLL_CTL_ADD, ready[1], &ev) ||
+	    io_uring_queue_init(8, &ring, 0))
 		_exit(3);
 	while (read(cmd_fd, &c, sizeof(c)) == sizeof(c)) {
 		long warm = c.n / 16 + 1, per = c.n / (c.batches > 0 ? c.batches : 1);

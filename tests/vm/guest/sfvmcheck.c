@@ -18,6 +18,13 @@
  *                          /proc/PID/task/TID/sched shows another
  *                          uclamp.min is a mismatch
  *
+ *   sfvmcheck now          print CLOCK_MONOTONIC in ns (the engine's clock)
+ *   sfvmcheck rps SLOT SEQ0 T0 T1
+ *                          RPS_obs of the send windows after window SEQ0
+ *                          whose every sample lies in [T0, T1] (ns, as
+ *                          printed by now), still in the history: prints
+ *                          "WINDOWS RPS_MILLI" (windows x N x 1e12 / sum)
+ *
  * --bpffs DIR as first argument for a non-default satfeed root.
  * Exit 0 when the check holds, 1 with one line per mismatch otherwise.
  */
@@ -28,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/sched/types.h>
@@ -285,19 +293,58 @@ static int check_uclamp(const char *pid)
 	return mismatches ? 1 : 0;
 }
 
+/* RPS_obs of the send windows closed inside [t0, t1] after seq0. */
+static int print_rps(unsigned int slot, __u64 seq0, __u64 t0, __u64 t1)
+{
+	unsigned __int128 samples = 0, sum = 0;
+	struct satfeed_stream st;
+	unsigned int k = 0;
+
+	read_stream(slot, SATFEED_STREAM_SEND, &st);
+	for (__u64 q = seq0 + 1; q <= st.published; q++) {
+		const struct satfeed_window *w = satfeed_window_by_seq(&st, q);
+
+		if (st.published - q >= SATFEED_HISTORY || w->seq != q ||
+		    w->start_ns < t0 || w->end_ns > t1)
+			continue;
+		samples += w->samples;
+		sum += w->sum_ns;
+		k++;
+	}
+	printf("%u %llu\n", k,
+	       sum ? (unsigned long long)(samples * 1000000000000ULL / sum) :
+		     0ULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int slot;
 	char line[512];
+	struct timespec ts;
 
 	if (argc > 2 && !strcmp(argv[1], "--bpffs")) {
 		root = argv[2];
 		argc -= 2;
 		argv += 2;
 	}
+	if (argc == 2 && !strcmp(argv[1], "now")) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		printf("%llu\n", (unsigned long long)ts.tv_sec * 1000000000ULL +
+		       ts.tv_nsec);
+		return 0;
+	}
+	if (argc == 6 && !strcmp(argv[1], "rps")) {
+		slot = strtoul(argv[2], NULL, 10);
+		if (slot >= SATFEED_MAX_TARGETS)
+			return 2;
+		return print_rps(slot, strtoull(argv[3], NULL, 10),
+				 strtoull(argv[4], NULL, 10),
+				 strtoull(argv[5], NULL, 10));
+	}
 	if (argc != 3) {
 		fprintf(stderr, "usage: sfvmcheck [--bpffs DIR] push|pull|level|published SLOT\n"
-				"       sfvmcheck uclamp PID\n");
+				"       sfvmcheck uclamp PID | now | rps SLOT SEQ0 T0 T1\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "uclamp"))

@@ -395,7 +395,7 @@ check "module gone" module_gone
 if [ -x /engine-test.sh ]; then
 	check "the engine's own test (/engine-test.sh)" /engine-test.sh
 	# its figures (e.g. BPF cost per attach mode) are worth seeing on pass
-	grep -E '^(engine-test: (cost|served|skipped|check)|concurrency: )' \
+	grep -E '^(engine-test: (cost|served|skipped|check|io_uring)|concurrency: )' \
 		/tmp/check.out | sed 's/^/# /'
 fi
 

@@ -42,6 +42,11 @@ static void usage(FILE *f)
 "                          sendto  recvfrom(2) and sendto(2)\n"
 "                          rw      read(2) and write(2)\n"
 "                          msg     recvmsg(2) and sendmsg(2)\n"
+"                          uring   io_uring: one RECV and one SEND per\n"
+"                                  request, waits in io_uring_enter(2)\n"
+"                          uring-ms  io_uring with a multishot RECV per\n"
+"                                  connection (provided buffers, Linux 6.0)\n"
+"                        The io_uring modes run one thread (--threads 1)\n"
 "  -d, --duration SECS   exit after SECS seconds (decimals allowed; default\n"
 "                        0: run until SIGINT or SIGTERM)\n"
 "  -q, --quiet           do not print the \"listening on\" line\n"
@@ -100,6 +105,8 @@ void parse_args(int argc, char **argv)
 		[IO_SENDTO] = "sendto",
 		[IO_RW] = "rw",
 		[IO_MSG] = "msg",
+		[IO_URING] = "uring",
+		[IO_URING_MS] = "uring-ms",
 		NULL
 	};
 	int c;
@@ -127,7 +134,7 @@ void parse_args(int argc, char **argv)
 			break;
 		case 'i':
 			cfg.io = sf_parse_choice(optarg, io_names,
-						 "invalid --io '%s': expected sendto, rw or msg");
+						 "invalid --io '%s': expected sendto, rw, msg, uring or uring-ms");
 			break;
 		case 'd':
 			cfg.duration = sf_parse_double("--duration", optarg, 0,
@@ -142,5 +149,8 @@ void parse_args(int argc, char **argv)
 	}
 	if (optind < argc)
 		sf_die_usage("unexpected argument '%s'", argv[optind]);
+	if (io_is_uring(cfg.io) && cfg.threads != 1)
+		sf_die_usage("--io %s runs one thread: --threads must be 1",
+			     io_names[cfg.io]);
 	parse_addr();
 }

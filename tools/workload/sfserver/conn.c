@@ -9,7 +9,7 @@
 static unsigned int next_worker;
 
 /* Busy-spin: clock_gettime() is a vDSO call, so this makes no system call. */
-static void spin_us(unsigned int us)
+void spin_us(unsigned int us)
 {
 	unsigned long long end = sf_now_ns() + us * 1000ull;
 

@@ -121,6 +121,11 @@ int main(int argc, char **argv)
 	}
 
 	start = sf_now_ns();
+	if (io_is_uring(cfg.io)) {
+		if (!uring_run(&served, &conns))
+			ret = 0;
+		goto summary;
+	}
 	for (i = 1; i < cfg.threads; i++) {
 		err = pthread_create(&workers[i].thread, NULL, worker_run,
 				     &workers[i]);
@@ -145,6 +150,7 @@ int main(int argc, char **argv)
 		served += workers[i].served;
 		conns += workers[i].accepted;
 	}
+summary:
 	if (!ret) {
 		printf("sfserver: served %llu requests on %llu connection%s in %.3f s\n",
 		       served, conns, conns == 1 ? "" : "s",

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -51,6 +52,8 @@ enum io_mode {
 	IO_SENDTO,	/* recvfrom(2) / sendto(2) */
 	IO_RW,		/* read(2) / write(2) */
 	IO_MSG,		/* recvmsg(2) / sendmsg(2) */
+	IO_URING,	/* io_uring RECV / SEND (uring.c) */
+	IO_URING_MS,	/* io_uring multishot RECV / SEND */
 };
 
 /* Tags for epoll_event.data.ptr that are not connections. */
@@ -111,6 +114,7 @@ extern struct worker *workers;
 void parse_args(int argc, char **argv);
 
 /* conn.c */
+void spin_us(unsigned int us);
 void conn_close(struct conn *c);
 void conn_event(struct conn *c, unsigned int events);
 int conn_add(int fd);
@@ -118,6 +122,14 @@ int conn_add(int fd);
 /* loop.c */
 void request_stop(void);
 void *worker_run(void *arg);
+
+/* uring.c: the io_uring modes' loop, on the calling thread */
+int uring_run(unsigned long long *served, unsigned long long *conns);
+
+static inline bool io_is_uring(enum io_mode io)
+{
+	return io == IO_URING || io == IO_URING_MS;
+}
 
 /* listen.c */
 int write_port_file(const char *path, unsigned int port);

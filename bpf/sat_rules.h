@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * sat_rules.h - the saturation rules: how a target's verdict
+ * (struct satfeed_verdict) follows its closed windows.
+ *
+ * One pure function, shared verbatim by the BPF engine (which runs it under
+ * the verdict's lock each time one of the target's windows closes), the unit
+ * tests, and user space that wants to replay or explain a verdict
+ * (satfeedctl, the validation sweeps: tests/validate).  No helpers, no
+ * calls, no loops.
+ *
+ * The figures, with r the target's satfeed_sat_rules (a zero field takes its
+ * SATFEED_SAT_*_DEFAULT, satfeed_sat_rule(); SATFEED_SAT_RULE_OFF turns a
+ * rule off):
+ *
+ *   wps      at each send window close: floor(1000 * waits / N), waits the
+ *            poll-family waits that ended since the previous send window
+ *            closed (the poll stream's calls less poll_mark).  Below
+ *            saturation a server waits about once per request (wps near
+ *            1000); saturated, each wait returns with work queued and waits
+ *            become rare (near 0).
+ *   wps_avg  the wps of the first send window that closed once the
+ *            target had counted a wait, then (7 * wps_avg + wps) >> 3:
+ *            a saturated burst makes it NEAR, only sustained saturation
+ *            FULL (the sweeps' server at 90% of capacity alternates
+ *            saturated and catch-up half-seconds)
+ *   idle     the newest poll window's idle_permille
+ *   cv2      the newest recv window's cv2_permille
+ *   base     the lowest recv cv2 of the windows that closed while the
+ *            target was at low load: wps_avg at or above wps_near (once
+ *            known) and idle at or above idle_near (when that rule is on)
+ *
+ *   UNKNOWN  until a send window closed and the target's poll stream
+ *            counted a wait (without waits, e.g. a thread-per-connection
+ *            server or a target that counts no wait syscall, wps means
+ *            nothing)
+ *   FULL     wps_avg < wps_full                        (WHY_WPS_FULL)
+ *            or idle < idle_full                       (WHY_IDLE_FULL)
+ *   NEAR     wps_avg < wps_near                        (WHY_WPS_NEAR)
+ *            or idle < idle_near                       (WHY_IDLE_NEAR)
+ *            or cv2 > base + base * cv2_rise / 1000    (WHY_CV2_RISE)
+ *   OK       otherwise
+ *
+ * why holds every rule that held at the last evaluation.  The idle rules
+ * count once a poll window closed, the rise once a baseline exists.
+ */
+#ifndef __SATFEED_SAT_RULES_H
+#define __SATFEED_SAT_RULES_H
+
+#if !defined(__VMLINUX_H__) && !defined(__KERNEL__)
+#include <stdbool.h>
+#endif
+#include "satfeed.h"
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/* The value of a rule field as the engine uses it: 0 takes the default. */
+static __always_inline __u32 satfeed_sat_rule(__u32 v, __u32 def)
+{
+	return v ? v : def;
+}
+
+/* The rules r stands for, every field filled in. */
+static __always_inline void
+satfeed_sat_rules_effective(const struct satfeed_sat_rules *r,
+			    struct satfeed_sat_rules *out)
+{
+	out->idle_near_permille =
+		satfeed_sat_rule(r->idle_near_permille,
+				 SATFEED_SAT_IDLE_NEAR_DEFAULT);
+	out->idle_full_permille =
+		satfeed_sat_rule(r->idle_full_permille,
+				 SATFEED_SAT_IDLE_FULL_DEFAULT);
+	out->cv2_rise_permille = satfeed_sat_rule(r->cv2_rise_permille,
+						  SATFEED_SAT_CV2_RISE_DEFAULT);
+	out->wps_near_permille = satfeed_sat_rule(r->wps_near_permille,
+						  SATFEED_SAT_WPS_NEAR_DEFAULT);
+	out->wps_full_permille = satfeed_sat_rule(r->wps_full_permille,
+						  SATFEED_SAT_WPS_FULL_DEFAULT);
+	out->reserved = 0;
+}
+
+/* Does rule value `limit` (on) hold for figure v: v below it? */
+static __always_inline bool satfeed_sat_below(__u32 v, __u32 limit)
+{
+	return limit != SATFEED_SAT_RULE_OFF && v < limit;
+}
+
+/* The state the rules give for v's figures; *why gets the rules that hold. */
+static __always_inline __u32
+satfeed_sat_state_of(const struct satfeed_verdict *v,
+		     const struct satfeed_sat_rules *eff, __u32 *why)
+{
+	__u32 rise = eff->cv2_rise_permille, w = 0;
+	__u64 limit;
+
+	*why = 0;
+	if (!(v->seen & SATFEED_SAT_SEEN_WPS) ||
+	    !(v->seen & SATFEED_SAT_SEEN_WAITS))
+		return SATFEED_SAT_UNKNOWN;
+	if (satfeed_sat_below(v->wps_avg_permille, eff->wps_full_permille))
+		w |= SATFEED_SAT_WHY_WPS_FULL;
+	if (satfeed_sat_below(v->wps_avg_permille, eff->wps_near_permille))
+		w |= SATFEED_SAT_WHY_WPS_NEAR;
+	if (v->seen & SATFEED_SAT_SEEN_POLL) {
+		if (satfeed_sat_below(v->idle_permille,
+				      eff->idle_full_permille))
+			w |= SATFEED_SAT_WHY_IDLE_FULL;
+		if (satfeed_sat_below(v->idle_permille,
+				      eff->idle_near_permille))
+			w |= SATFEED_SAT_WHY_IDLE_NEAR;
+	}
+	if (rise != SATFEED_SAT_RULE_OFF &&
+	    (v->seen & SATFEED_SAT_SEEN_BASE) &&
+	    (v->seen & SATFEED_SAT_SEEN_RECV)) {
+		limit = v->base_cv2_permille +
+			(__u64)v->base_cv2_permille * rise / 1000;
+		if (v->recv_cv2_permille > limit)
+			w |= SATFEED_SAT_WHY_CV2_RISE;
+	}
+	*why = w;
+	if (w & (SATFEED_SAT_WHY_WPS_FULL | SATFEED_SAT_WHY_IDLE_FULL))
+		return SATFEED_SAT_FULL;
+	if (w)
+		return SATFEED_SAT_NEAR;
+	return SATFEED_SAT_OK;
+}
+
+/* What closed: one window of one stream, and the target's counters then. */
+struct satfeed_sat_event {
+	__u32 stream;		/* enum satfeed_stream_id */
+	__u32 shift;		/* log2 of the window's samples */
+	__u32 idle_permille;	/* its idle share (poll) */
+	__u32 cv2_permille;	/* its dispersion */
+	__u64 poll_calls;	/* the target's poll stream calls now; 0 when
+				 * it counts no wait syscall */
+	__u64 now;		/* when it closed (its end_ns) */
+};
+
+/*
+ * A window closed (e): record its figure in v, the waits per send at a
+ * send window, move the baseline, and evaluate the rules r (as stored: zero
+ * fields take the defaults).  Returns 1 when the state changed, else 0.
+ */
+static __always_inline int
+satfeed_sat_update(struct satfeed_verdict *v,
+		   const struct satfeed_sat_rules *r,
+		   const struct satfeed_sat_event *e)
+{
+	struct satfeed_sat_rules eff;
+	__u64 waits, wps;
+	__u32 state, why;
+
+	satfeed_sat_rules_effective(r, &eff);
+	if (e->poll_calls)
+		v->seen |= SATFEED_SAT_SEEN_WAITS;
+	if (e->stream == SATFEED_STREAM_POLL) {
+		v->idle_permille = e->idle_permille;
+		v->seen |= SATFEED_SAT_SEEN_POLL;
+	} else if (e->stream == SATFEED_STREAM_SEND) {
+		v->send_cv2_permille = e->cv2_permille;
+		v->seen |= SATFEED_SAT_SEEN_SEND;
+		/* the poll calls only grow while the generation lasts */
+		waits = e->poll_calls >= v->poll_mark ?
+				e->poll_calls - v->poll_mark : e->poll_calls;
+		v->poll_mark = e->poll_calls;
+		/* 1000 * waits fits 64 bits below 2^53, the result 32 bits
+		 * well before */
+		if (waits > (1ULL << 53))
+			waits = 1ULL << 53;
+		wps = (waits * 1000) >> (e->shift & 31);
+		v->wps_permille = wps > 0xffffffffULL ? 0xffffffffU : wps;
+		/* the average starts with the first window that had waits
+		 * to count: before them wps means nothing */
+		if (v->seen & SATFEED_SAT_SEEN_WPS)
+			v->wps_avg_permille =
+				(7ULL * v->wps_avg_permille +
+				 v->wps_permille) >> 3;
+		else if (e->poll_calls)
+			v->wps_avg_permille = v->wps_permille;
+		if (e->poll_calls)
+			v->seen |= SATFEED_SAT_SEEN_WPS;
+	} else if (e->stream == SATFEED_STREAM_RECV) {
+		v->recv_cv2_permille = e->cv2_permille;
+		v->seen |= SATFEED_SAT_SEEN_RECV;
+		/* low load, by the rules that are on and known */
+		if ((!(v->seen & SATFEED_SAT_SEEN_WPS) ||
+		     !satfeed_sat_below(v->wps_avg_permille,
+					eff.wps_near_permille)) &&
+		    (!(v->seen & SATFEED_SAT_SEEN_POLL) ||
+		     !satfeed_sat_below(v->idle_permille,
+					eff.idle_near_permille)) &&
+		    (!(v->seen & SATFEED_SAT_SEEN_BASE) ||
+		     e->cv2_permille < v->base_cv2_permille)) {
+			v->base_cv2_permille = e->cv2_permille;
+			v->seen |= SATFEED_SAT_SEEN_BASE;
+		}
+	}
+	state = satfeed_sat_state_of(v, &eff, &why);
+	v->why = why;
+	v->updated_ns = e->now;
+	if (state == v->state)
+		return 0;
+	v->state = state;
+	v->since_ns = e->now;
+	v->changes++;
+	return 1;
+}
+
+#endif /* __SATFEED_SAT_RULES_H */

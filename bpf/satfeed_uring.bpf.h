@@ -1,0 +1,482 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * satfeed_uring.bpf.h - io_uring operations in a target's streams.
+ *
+ * What counts (satfeed_syscalls.h, SATFEED_URING_OPS): each completion (CQE)
+ * of a SEND, SEND_ZC, SENDMSG, SENDMSG_ZC or WRITE/WRITEV-on-a-socket
+ * request is a send event, of a RECV, RECVMSG or READ/READV-on-a-socket
+ * request a recv event, at completion time; every CQE of a multishot RECV
+ * or RECVMSG is one.  The same rule as the syscalls: a completion that
+ * moved at least one byte is a sample, the others are counted apart
+ * (errors, eagain, zero_bytes, not_socket).  A target's io_uring_enter(2)
+ * with IORING_ENTER_GETEVENTS is a wait (poll stream), timed from entry to
+ * exit like epoll_wait; it includes the submission the same call makes.
+ *
+ * Attribution: a completion belongs to the task that owns the request
+ * (req->tctx->task from 6.13, req->task before: the task that submitted
+ * it, the SQPOLL thread for an SQPOLL ring), never to the current task,
+ * which may be an io-wq worker, the SQPOLL thread, or whichever thread runs
+ * the ring's task work.  That task is matched to a target like a syscall's
+ * caller: by tgid (pid_slot) or by its cgroup.
+ *
+ * Hooks, the same in both attach modes (tp_btf on the io_uring
+ * tracepoints, which 6.12, 6.18 and 7.x all have with CONFIG_IO_URING):
+ *  - io_uring_complete: every CQE the kernel posts.  Its arguments changed
+ *    in 6.15 (user_data, res, cflags became a pointer to the CQE);
+ *    bpf_core_type_matches() picks the layout at load time.
+ *  - io_uring_submit_req: every SQE submitted.  Needed for multishot: the
+ *    kernel posts each CQE of a multishot request but the last through
+ *    io_fill_cqe_aux(), whose tracepoint carries no request (req == NULL),
+ *    only the ring and the CQE.  A target's multishot RECV is remembered at
+ *    submission, keyed by (ring, user_data), in sf_uring_ms.
+ *  - the wait: tp_btf mode reuses sys_enter/sys_exit (io_uring_enter has a
+ *    sc_index entry of its own, SATFEED_SC_INDEX_URING_ENTER, so unrelated
+ *    syscalls pay nothing new); fentry mode attaches fentry/fexit to
+ *    __<arch>_sys_io_uring_enter.
+ *
+ * Cost: a machine that makes no io_uring call runs none of this (the
+ * tracepoints fire only inside io_uring).  A completion of a non-target
+ * ring stops at the opcode table (opcode not counted) or, for a counted
+ * opcode, at the owner's pid_slot byte: a few plain loads, no helper call
+ * (with cgroup targets, one ancestor-cgroup lookup per level, as for a
+ * syscall).  A request-less CQE stops at one load of sf_uring_ms_armed
+ * while no target has a multishot receive in flight, else pays one hash
+ * lookup.
+ * A submission stops at its opcode unless it is a RECV or RECVMSG.
+ *
+ * Not seen (README, "Limits"): CQEs that overflow the CQ ring (posted later
+ * from the overflow list without the tracepoint), a multishot receive armed
+ * before the engine was loaded or replaced, or before its process became a
+ * target or was discovered (its CQEs until it is re-armed),
+ * IORING_OP_READ_MULTISHOT, SPLICE/TEE and registered-buffer READ_FIXED/
+ * WRITE_FIXED (not members), and waits a target makes in other ways
+ * (io_uring_enter without GETEVENTS, or spinning on the CQ ring in user
+ * space, as SQPOLL rings may).  The io_uring programs have no understudies:
+ * tracepoint probes run with preemption disabled, so the kernel skips one
+ * of their runs only when it nests in another on the same CPU; such a skip
+ * shows in the program's recursion_misses.
+ */
+#ifndef __SATFEED_URING_BPF_H
+#define __SATFEED_URING_BPF_H
+
+#include "satfeed_engine.bpf.h"
+
+#define SF_IORING_ENTER_GETEVENTS	(1U << 0)
+#define SF_IORING_CQE_F_MORE		(1U << 1)
+#define SF_URING_OPCODES		64
+
+/* REQ_F_APOLL_MULTISHOT on this kernel (an anonymous enum: no CO-RE),
+ * looked up in its BTF by the loader; 0: multishot CQEs are not counted */
+const volatile __u64 uring_ms_flag = 0;
+
+/* opcode -> enum satfeed_uring_op + 1; 0: not a member */
+#define SF_UR_OP_ENTRY(name, NAME, family, fd)				\
+	[IORING_OP_##NAME] = SATFEED_URING_##NAME + 1,
+const __u8 sf_uring_member[SF_URING_OPCODES] = {
+	SATFEED_URING_IO_OPS(SF_UR_OP_ENTRY)
+};
+#undef SF_UR_OP_ENTRY
+
+/* A target's multishot receive, by ring and user_data. */
+struct sf_uring_ms_key {
+	__u64 ring;		/* struct io_ring_ctx address */
+	__u64 user_data;
+};
+
+struct sf_uring_ms {
+	__u32 slot;
+	__u32 gen;
+	__u32 discover_src;	/* discovery: its source; 0: its stream */
+	__u32 reserved;
+};
+
+/*
+ * LRU: an entry whose last CQE was never seen (the ring was torn down with
+ * the request in flight, the engine was replaced) ages out instead of
+ * filling the map.  Engine private, not pinned.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct sf_uring_ms_key);
+	__type(value, struct sf_uring_ms);
+} sf_uring_ms SEC(".maps");
+
+/*
+ * Multishot receives of targets in flight (armed minus ended; one the LRU
+ * evicted, or re-armed under the same key, stays counted): 0 lets
+ * request-less CQEs skip the hash.
+ */
+__u64 sf_uring_ms_armed = 0;
+
+/*
+ * Discovery (satfeedctl discover: a target with SATFEED_SC_DISCOVER in its
+ * sc_mask, where the engine has it): every io_uring operation its rings
+ * complete and every wait, whatever the member bits say, goes to
+ * sf_discover_count() instead of the streams.  Sources: a member's
+ * completions and its io_uring_enter waits at the member's sc_mask bit
+ * (SATFEED_SC_URING_BIT), any other opcode N at SATFEED_SRC_URING_FIRST + N.
+ * Without it in the engine this compiles to nothing.
+ */
+#ifdef SATFEED_SC_DISCOVER
+#define SF_UR_DISCOVERY			1
+#define SF_UR_DISCOVER(mask)		((mask) & SATFEED_SC_DISCOVER)
+#else
+#define SF_UR_DISCOVERY			0
+#define SF_UR_DISCOVER(mask)		0
+#define SATFEED_SRC_URING_FIRST		32
+static __always_inline void sf_discover_count(__u32 slot, __u32 gen,
+					      __u32 src, long ret,
+					      bool not_socket, __u64 wait_ns)
+{
+}
+#endif
+
+/* io_uring_complete's prototype from 6.15 on: the CQE, not its fields */
+typedef void (*btf_trace_io_uring_complete___cqe)(void *,
+		struct io_ring_ctx *, void *, struct io_uring_cqe *);
+
+/* io_kiocb before 6.13: the owner task directly in the request */
+struct io_kiocb___task {
+	struct task_struct *task;
+} __attribute__((preserve_access_index));
+
+static __always_inline struct task_struct *
+sf_uring_req_task(struct io_kiocb *req)
+{
+	if (bpf_core_field_exists(struct io_kiocb___task, task))
+		return ((struct io_kiocb___task *)req)->task;
+	return req->tctx->task;
+}
+
+/*
+ * Id of task's cgroup v2 ancestor at level, 0 when it is shallower: what
+ * bpf_get_current_ancestor_cgroup_id() gives for the current task.  Plain
+ * reads (no helper takes another task); asked only while cgroup targets
+ * exist.
+ */
+static __always_inline __u64 sf_task_ancestor_cgid(struct task_struct *task,
+						    __u32 level)
+{
+	unsigned long cg, anc = 0;
+	int depth;
+
+	cg = (unsigned long)BPF_CORE_READ(task, cgroups, dfl_cgrp);
+	if (!cg)
+		return 0;
+	depth = BPF_CORE_READ((struct cgroup *)cg, level);
+	if (depth < 0 || level > (__u32)depth)
+		return 0;
+	if (bpf_probe_read_kernel(&anc, sizeof(anc),
+				  (void *)(cg + bpf_core_field_offset(
+					struct cgroup, ancestors) +
+					   level * sizeof(anc))) || !anc)
+		return 0;
+	return BPF_CORE_READ((struct cgroup *)anc, kn, id);
+}
+
+/* sf_find_target() for a task that need not be the current one. */
+static __always_inline bool sf_uring_find_target(struct satfeed_config *cfg,
+						 struct task_struct *task,
+						 struct sf_hit *hit)
+{
+	struct satfeed_index *ix = NULL;
+	__u32 tgid = task->tgid, i;
+	__u8 v;
+
+	v = cfg->pid_slot[tgid % SATFEED_PID_SLOTS];
+	if (!v && !cfg->nr_cgroup_levels)
+		return false;	/* the common miss */
+	if (v && v != SATFEED_PID_SLOT_SHARED) {
+		__u32 slot = v - 1;
+		struct satfeed_target *t;
+
+		t = bpf_map_lookup_elem(&sf_targets, &slot);
+		if (t && t->id == tgid && t->kind == SATFEED_TARGET_PID &&
+		    t->state == SATFEED_STATE_ACTIVE) {
+			hit->slot = slot;
+			hit->gen = t->gen;
+			hit->sc_mask = t->sc_mask;
+			return true;
+		}
+	} else if (v) {
+		ix = bpf_map_lookup_elem(&sf_pid_index, &tgid);
+	}
+	for (i = 0; !ix && i < SATFEED_MAX_CGROUP_LEVELS; i++) {
+		__u64 cgid;
+
+		if (i >= cfg->nr_cgroup_levels)
+			break;
+		cgid = sf_task_ancestor_cgid(task, cfg->cgroup_level[i]);
+		if (cgid)
+			ix = bpf_map_lookup_elem(&sf_cgrp_index, &cgid);
+	}
+	if (!ix)
+		return false;
+	hit->slot = ix->slot;
+	hit->gen = ix->gen;
+	hit->sc_mask = ix->sc_mask;
+	return true;
+}
+
+/* One completion of a target's request: a sample or a counted failure. */
+static __always_inline void sf_uring_event(__u32 slot, __u32 gen,
+					   __u32 stream, __s32 res)
+{
+	if (res <= 0) {
+		sf_count(slot, stream, gen, res);
+		return;
+	}
+	sf_account(slot, stream, gen, bpf_ktime_get_ns(), true, 0, 0);
+}
+
+/* A multishot receive ended: its entry goes, and with the last one the
+ * hash lookup of every request-less CQE */
+static __always_inline void sf_uring_ms_forget(struct sf_uring_ms_key *key)
+{
+	if (!bpf_map_delete_elem(&sf_uring_ms, key))
+		__sync_fetch_and_sub(&sf_uring_ms_armed, 1);
+}
+
+/* A CQE without its request: a target's multishot receive, or nothing. */
+static __always_inline int sf_uring_aux_cqe(__u64 ring, __u64 user_data,
+					    __s32 res, __u32 cflags)
+{
+	struct sf_uring_ms_key key = { .ring = ring, .user_data = user_data };
+	struct sf_uring_ms *ms;
+	__u32 slot, gen, src;
+
+	if (!READ_ONCE(sf_uring_ms_armed))
+		return 0;
+	ms = bpf_map_lookup_elem(&sf_uring_ms, &key);
+	if (!ms)
+		return 0;
+	slot = ms->slot;
+	gen = ms->gen;
+	src = ms->discover_src;
+	if (!(cflags & SF_IORING_CQE_F_MORE))
+		sf_uring_ms_forget(&key);
+	if (SF_UR_DISCOVERY && src) {
+		sf_discover_count(slot, gen, src, res, false, 0);
+		return 0;
+	}
+	sf_uring_event(slot, gen, SATFEED_STREAM_RECV, res);
+	return 0;
+}
+
+static __always_inline int sf_uring_cqe(__u64 ring, void *reqp,
+					__u64 user_data, __s32 res,
+					__u32 cflags)
+{
+	struct satfeed_config *cfg;
+	struct task_struct *task;
+	struct io_kiocb *req;
+	struct sf_hit hit;
+	__u32 m, bit, stream;
+	__u8 op;
+
+	if (!reqp)
+		return sf_uring_aux_cqe(ring, user_data, res, cflags);
+	req = bpf_core_cast(reqp, struct io_kiocb);
+	op = req->opcode;
+	if (op >= SF_URING_OPCODES)
+		return 0;
+	m = sf_uring_member[op];
+	if (!m && !SF_UR_DISCOVERY)
+		return 0;	/* not a member: most non-network CQEs stop here */
+	cfg = sf_config_get();
+	task = sf_uring_req_task(req);
+	if (!cfg || !task || !sf_uring_find_target(cfg, task, &hit))
+		return 0;
+	if (!m) {
+		/* another operation: only discovery counts it */
+		if (SF_UR_DISCOVER(hit.sc_mask))
+			sf_discover_count(hit.slot, hit.gen,
+					  SATFEED_SRC_URING_FIRST + op, res,
+					  false, 0);
+		return 0;
+	}
+	m--;
+	bit = SATFEED_SC_URING_FIRST + m;
+	if (bit >= SATFEED_SC_NR_BITS)
+		return 0;
+	if (!(hit.sc_mask & (1U << bit)) && !SF_UR_DISCOVER(hit.sc_mask))
+		return 0;
+	stream = m >= SATFEED_URING_RECV_FIRST ? SATFEED_STREAM_RECV :
+						 SATFEED_STREAM_SEND;
+	if (SATFEED_SC_URING_SOCKET_FD & (1U << bit)) {
+		struct file *f = req->file;
+		umode_t mode = f ? f->f_inode->i_mode : 0;
+
+		if ((mode & SF_S_IFMT) != SF_S_IFSOCK) {
+			struct satfeed_stream *s;
+
+			if (SF_UR_DISCOVER(hit.sc_mask)) {
+				sf_discover_count(hit.slot, hit.gen, bit, res,
+						  true, 0);
+				return 0;
+			}
+
+			s = sf_stream_of_gen(hit.slot, stream, hit.gen);
+			if (s)
+				__sync_fetch_and_add(&s->not_socket, 1);
+			return 0;
+		}
+	}
+	/* the last CQE of a multishot receive: forget it */
+	if (uring_ms_flag && (req->flags & uring_ms_flag) &&
+	    !(cflags & SF_IORING_CQE_F_MORE)) {
+		struct sf_uring_ms_key key = { .ring = ring,
+					       .user_data = user_data };
+
+		sf_uring_ms_forget(&key);
+	}
+	if (SF_UR_DISCOVER(hit.sc_mask)) {
+		sf_discover_count(hit.slot, hit.gen, bit, res, false, 0);
+		return 0;
+	}
+	sf_uring_event(hit.slot, hit.gen, stream, res);
+	return 0;
+}
+
+SEC("tp_btf/io_uring_complete")
+int sf_uring_complete(__u64 *ctx)
+{
+	if (bpf_core_type_matches(btf_trace_io_uring_complete___cqe)) {
+		struct io_uring_cqe *cqe = (void *)ctx[2];
+
+		return sf_uring_cqe(ctx[0], (void *)ctx[1], cqe->user_data,
+				    cqe->res, cqe->flags);
+	}
+	/* before 6.15: (ctx, req, user_data, res, cflags, extra1, extra2) */
+	return sf_uring_cqe(ctx[0], (void *)ctx[1], ctx[2], (__s32)ctx[3],
+			    (__u32)ctx[4]);
+}
+
+/* A target's multishot RECV/RECVMSG is armed: remember its ring and tag. */
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(sf_uring_submit, struct io_kiocb *req)
+{
+	struct sf_uring_ms_key key;
+	struct sf_uring_ms ms;
+	struct satfeed_config *cfg;
+	struct task_struct *task;
+	struct sf_hit hit;
+	__u8 op = req->opcode;
+	__u32 bit;
+
+	if (op != IORING_OP_RECV && op != IORING_OP_RECVMSG)
+		return 0;
+	if (!uring_ms_flag || !(req->flags & uring_ms_flag))
+		return 0;
+	cfg = sf_config_get();
+	task = sf_uring_req_task(req);
+	if (!cfg || !task || !sf_uring_find_target(cfg, task, &hit))
+		return 0;
+	bit = op == IORING_OP_RECV ? SATFEED_SC_URING_BIT(RECV) :
+				     SATFEED_SC_URING_BIT(RECVMSG);
+	if (!(hit.sc_mask & (1U << bit)) && !SF_UR_DISCOVER(hit.sc_mask))
+		return 0;
+	key.ring = (__u64)req->ctx;
+	key.user_data = req->cqe.user_data;
+	ms.slot = hit.slot;
+	ms.gen = hit.gen;
+	ms.discover_src = SF_UR_DISCOVER(hit.sc_mask) ? bit : 0;
+	ms.reserved = 0;
+	/* a key already there (re-armed without its end seen) keeps its
+	 * count: only a new one adds */
+	if (!bpf_map_update_elem(&sf_uring_ms, &key, &ms, BPF_NOEXIST))
+		__sync_fetch_and_add(&sf_uring_ms_armed, 1);
+	else
+		bpf_map_update_elem(&sf_uring_ms, &key, &ms, BPF_EXIST);
+	return 0;
+}
+
+/* ---- the wait: io_uring_enter(2) with IORING_ENTER_GETEVENTS ---- */
+
+static __always_inline unsigned long sf_regs_arg3(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return regs->r10;
+#elif defined(__TARGET_ARCH_arm64)
+	return regs->regs[3];
+#else
+#error "satfeed: add this architecture's fourth syscall argument register"
+#endif
+}
+
+static __always_inline int sf_uring_enter(struct pt_regs *regs)
+{
+	struct task_struct *task;
+	struct satfeed_config *cfg;
+	struct sf_hit hit;
+	struct sf_wait *w;
+
+	if (!(sf_regs_arg3(regs) & SF_IORING_ENTER_GETEVENTS))
+		return 0;
+	task = bpf_get_current_task_btf();
+	cfg = sf_config_get();
+	if (!cfg || !sf_find_target(cfg, task, &hit) ||
+	    (!(hit.sc_mask & (1U << SATFEED_SC_URING_BIT(WAIT))) &&
+	     !SF_UR_DISCOVER(hit.sc_mask)) ||
+	    sf_compat_syscall(task))
+		return 0;
+	w = bpf_task_storage_get(&sf_poll_start, task, NULL,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!w)
+		return 0;
+	w->slot = hit.slot;
+	w->gen = hit.gen;
+#ifdef SATFEED_SC_DISCOVER
+	w->discover = !!SF_UR_DISCOVER(hit.sc_mask);
+#endif
+	w->run_delay = sf_run_delay(task);
+	w->start_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline int sf_uring_enter_exit(long ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct satfeed_config *cfg = sf_config_get();
+	struct sf_wait *w;
+	__u64 start, now;
+
+	if (!cfg || !sf_maybe_target(cfg, task))
+		return 0;
+	w = bpf_task_storage_get(&sf_poll_start, task, NULL, 0);
+	if (!w || !w->start_ns)
+		return 0;
+	start = w->start_ns;
+	w->start_ns = 0;
+#ifdef SATFEED_SC_DISCOVER
+	if (w->discover) {
+		sf_discover_count(w->slot, w->gen, SATFEED_SC_URING_BIT(WAIT),
+				  ret, false, bpf_ktime_get_ns() - start);
+		return 0;
+	}
+#endif
+	if (ret < 0) {
+		sf_count(w->slot, SATFEED_STREAM_POLL, w->gen, ret);
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
+	sf_account(w->slot, SATFEED_STREAM_POLL, w->gen, now, false,
+		   now - start, sf_run_delay(task) - w->run_delay);
+	return 0;
+}
+
+/* fentry mode: the loader points these at __<arch>_sys_io_uring_enter */
+SEC("fentry")
+int BPF_PROG(sf_uring_enter_e, struct pt_regs *regs)
+{
+	return sf_uring_enter(regs);
+}
+
+SEC("fexit")
+int BPF_PROG(sf_uring_enter_x, struct pt_regs *regs, long ret)
+{
+	return sf_uring_enter_exit(ret);
+}
+
+#endif /* __SATFEED_URING_BPF_H */

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * run_delay.c - the run-queue time of real waits: this thread waits in
+ * poll() while a second thread keeps the same CPU busy, so after each
+ * timeout it waits for the CPU too.  The engine's hooks (tp_btf mode, the
+ * loader's selection) must count some run-queue time, never more than the
+ * thread's scheduler run delay grew by (/proc/thread-self/schedstat) nor
+ * than the waits themselves, and the idle share must be the wait share
+ * less exactly that time.  Then, with the waits alone on their CPU, the
+ * idle share must come back near the wait share.
+ */
+#include "test_kernel.h"
+#include <sys/resource.h>
+
+#define WAITS	64	/* 1 ms waits: four windows of 16 */
+#define SHIFT	4
+
+static volatile int hog_stop;
+
+static void *hog(void *arg)
+{
+	cpu_set_t *cpu = arg;
+	time_t end = time(NULL) + 5;	/* bounded, whatever happens */
+
+	sched_setaffinity(0, sizeof(*cpu), cpu);
+	/* a heavier weight than the waiter's, so that a waiter woken after
+	 * its timeout does not preempt it at once but waits its turn */
+	setpriority(PRIO_PROCESS, gettid(), -15);
+	while (!hog_stop && time(NULL) < end)
+		;
+	return NULL;
+}
+
+/* This thread's scheduler run delay, ns (second field of schedstat). */
+static __u64 run_delay_now(void)
+{
+	unsigned long long run = 0, delay = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &run, &delay) != 2)
+		delay = 0;
+	fclose(f);
+	return delay;
+}
+
+/* The run-queue time of every closed poll window of slot, and checks. */
+static __u64 closed_runq(const struct sf_pins *p, int slot, __u64 *waits)
+{
+	struct satfeed_stream st;
+	__u64 runq = 0;
+
+	*waits = 0;
+	if (!ASSERT_OK(sf_stream_read(p, slot, SATFEED_STREAM_POLL, &st),
+		       "read poll stream"))
+		return 0;
+	for (__u64 seq = 1; seq <= st.published; seq++) {
+		const struct satfeed_window *w;
+		__u64 span;
+
+		w = satfeed_window_by_seq(&st, seq);
+		span = w->end_ns - w->start_ns;
+
+		runq += w->runq_ns;
+		*waits += w->sum_ns;
+		ASSERT_TRUE(w->runq_ns <= w->sum_ns,
+			    "window %llu: run-queue time %llu above its waits %llu",
+			    (unsigned long long)seq,
+			    (unsigned long long)w->runq_ns,
+			    (unsigned long long)w->sum_ns);
+		ASSERT_EQ(w->idle_permille,
+			  (__u64)((unsigned __int128)(w->sum_ns - w->runq_ns) *
+				  1000 / span), "idle share of real waits");
+		ASSERT_TRUE(w->idle_permille <= w->wait_permille,
+			    "idle share %u above wait share %u",
+			    w->idle_permille, w->wait_permille);
+	}
+	return runq;
+}
+
+static void wait_loop(void)
+{
+	for (int i = 0; i < WAITS; i++)
+		poll(NULL, 0, 1);
+}
+
+void test_run_delay(void)
+{
+	struct satfeed_bpf *skel;
+	cpu_set_t cpu, old;
+	__u64 before, grew, runq, waits, runq2, waits2;
+	struct sf_pins p;
+	pthread_t t;
+	int slot = -1;
+
+	skel = start_engine(SHIFT, false);
+	if (!skel || !engine_maps(skel, &p))
+		goto out;
+	if (!ASSERT_OK(watch_self(&p, &slot), "watch self"))
+		goto out;
+	sched_getaffinity(0, sizeof(old), &old);
+	CPU_ZERO(&cpu);
+	CPU_SET(sched_getcpu(), &cpu);
+	sched_setaffinity(0, sizeof(cpu), &cpu);
+	hog_stop = 0;
+	if (!ASSERT_OK(pthread_create(&t, NULL, hog, &cpu), "start hog"))
+		goto restore;
+	usleep(20000);		/* the hog is running on our CPU */
+	before = run_delay_now();
+	wait_loop();
+	grew = run_delay_now() - before;
+	hog_stop = 1;
+	pthread_join(t, NULL);
+
+	runq = closed_runq(&p, slot, &waits);
+	printf("run_delay: with a CPU hog: %llu ns of run-queue time in %llu ns of waits, run delay grew %llu ns\n",
+	       (unsigned long long)runq, (unsigned long long)waits,
+	       (unsigned long long)grew);
+	ASSERT_TRUE(waits > 0, "no poll window closed");
+	ASSERT_TRUE(runq > 0, "no run-queue time counted behind a CPU hog");
+	ASSERT_TRUE(runq <= grew,
+		    "run-queue time %llu above the thread's run delay growth %llu",
+		    (unsigned long long)runq, (unsigned long long)grew);
+
+	/* alone on the CPU: little run-queue time */
+	wait_loop();
+	runq2 = closed_runq(&p, slot, &waits2) - runq;
+	waits2 -= waits;
+	printf("run_delay: alone: %llu ns of run-queue time in %llu ns of waits\n",
+	       (unsigned long long)runq2, (unsigned long long)waits2);
+	ASSERT_TRUE(waits2 > 0, "no poll window closed");
+	ASSERT_TRUE(runq2 < waits2 / 2,
+		    "alone on its CPU, half of the waits counted as run-queue time (%llu of %llu)",
+		    (unsigned long long)runq2, (unsigned long long)waits2);
+restore:
+	sched_setaffinity(0, sizeof(old), &old);
+out:
+	satfeed_bpf__destroy(skel);
+}

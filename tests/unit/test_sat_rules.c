@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_sat_rules.c - the saturation rules (bpf/sat_rules.h, the very file
+ * the engine runs under the verdict's lock): the waits per send and their
+ * smoothing, the state after each window of a sequence and its reasons, the
+ * optional idle and dispersion rules with the low-load baseline, the
+ * defaults a zero rule takes, rules turned off, and the change count and
+ * times.
+ */
+#include <string.h>
+#include "sat_rules.h"
+#include "sf_test.h"
+
+#define POLL SATFEED_STREAM_POLL
+#define SEND SATFEED_STREAM_SEND
+#define RECV SATFEED_STREAM_RECV
+#define SHIFT 11	/* 2048-sample windows */
+
+static struct satfeed_verdict v;
+static __u64 now, polls;
+
+/*
+ * One window of stream closes with these figures, `waits` more waits having
+ * ended since the previous window of any stream; returns the state.
+ */
+static __u32 win(const struct satfeed_sat_rules *r, __u32 stream, __u32 idle,
+		 __u32 cv2, __u64 waits)
+{
+	__u64 changes = v.changes, since = v.since_ns;
+	struct satfeed_sat_event e;
+	__u32 before = v.state;
+	int changed;
+
+	now += 1000;
+	polls += waits;
+	e = (struct satfeed_sat_event){ .stream = stream, .shift = SHIFT,
+					.idle_permille = idle,
+					.cv2_permille = cv2,
+					.poll_calls = polls, .now = now };
+	changed = satfeed_sat_update(&v, r, &e);
+	ASSERT_EQ(changed, v.state != before, "changed says whether it did");
+	ASSERT_EQ(v.changes, changes + (v.state != before), "changes");
+	ASSERT_EQ(v.since_ns, v.state != before ? now : since, "since_ns");
+	ASSERT_EQ(v.updated_ns, now, "updated_ns");
+	if (stream == SEND)
+		ASSERT_EQ(v.poll_mark, polls, "poll mark at a send window");
+	return v.state;
+}
+
+/*
+ * A send window over which the server waited wps times per 1000 sends: the
+ * fewest waits whose floor(1000 * waits / N) is wps.
+ */
+static __u32 send_win(const struct satfeed_sat_rules *r, __u32 wps)
+{
+	__u32 state = win(r, SEND, 0, 0, (((__u64)wps << SHIFT) + 999) / 1000);
+
+	ASSERT_EQ(v.wps_permille, wps, "wps of the window");
+	return state;
+}
+
+static void fresh(void)
+{
+	memset(&v, 0, sizeof(v));
+	v.gen = 7;
+	polls = 0;
+}
+
+static void test_wps(void)
+{
+	const struct satfeed_sat_rules def = {};
+	__u32 avg;
+
+	fresh();
+	ASSERT_EQ(win(&def, POLL, 900, 0, 5), SATFEED_SAT_UNKNOWN,
+		  "unknown before the first send window");
+	ASSERT_EQ(win(&def, RECV, 0, 100, 0), SATFEED_SAT_UNKNOWN,
+		  "unknown before the first send window");
+	/* 5 waits so far, then 2043 more over the first send window */
+	ASSERT_EQ(win(&def, SEND, 0, 0, 2043), SATFEED_SAT_OK,
+		  "one wait per send: ok");
+	ASSERT_EQ(v.wps_permille, 1000, "2048 waits per 2048 sends");
+	ASSERT_EQ(v.wps_avg_permille, 1000, "the first send window's wps");
+	ASSERT_EQ(v.why, 0, "no reason");
+	/* wps exactly: floor(1000 * waits / N) */
+	win(&def, SEND, 0, 0, 3);
+	ASSERT_EQ(v.wps_permille, 1, "3 waits in 2048 sends");
+	ASSERT_EQ(v.wps_avg_permille, (7 * 1000 + 1) >> 3, "smoothed");
+	/* one saturated window is not saturation */
+	ASSERT_EQ(v.state, SATFEED_SAT_OK, "one saturated window: still ok");
+	avg = v.wps_avg_permille;
+	while (v.state == SATFEED_SAT_OK) {
+		send_win(&def, 0);
+		avg = (7 * avg) >> 3;
+		ASSERT_EQ(v.wps_avg_permille, avg, "EWMA 1/8");
+	}
+	ASSERT_EQ(v.state, SATFEED_SAT_NEAR, "sustained: near first");
+	ASSERT_TRUE(v.wps_avg_permille < SATFEED_SAT_WPS_NEAR_DEFAULT &&
+		    v.wps_avg_permille >= SATFEED_SAT_WPS_FULL_DEFAULT,
+		    "near between the defaults: %u", v.wps_avg_permille);
+	ASSERT_EQ(v.why, SATFEED_SAT_WHY_WPS_NEAR, "why near");
+	while (v.state == SATFEED_SAT_NEAR)
+		send_win(&def, 0);
+	ASSERT_EQ(v.state, SATFEED_SAT_FULL, "then saturated");
+	ASSERT_EQ(v.why, SATFEED_SAT_WHY_WPS_NEAR | SATFEED_SAT_WHY_WPS_FULL,
+		  "why full");
+	ASSERT_TRUE(v.wps_avg_permille < SATFEED_SAT_WPS_FULL_DEFAULT,
+		    "full below the default: %u", v.wps_avg_permille);
+	/* the other streams re-evaluate with the same figures */
+	ASSERT_EQ(win(&def, POLL, 900, 0, 0), SATFEED_SAT_FULL,
+		  "idle share alone changes nothing by default");
+	ASSERT_EQ(win(&def, RECV, 0, 99999, 0), SATFEED_SAT_FULL,
+		  "dispersion alone changes nothing by default");
+	/* back: a few windows of one wait per send */
+	while (v.state != SATFEED_SAT_OK)
+		send_win(&def, 1000);
+	ASSERT_EQ(v.changes, 5, "changes: to OK, NEAR, FULL, NEAR, OK");
+	ASSERT_EQ(v.gen, 7, "gen untouched");
+	ASSERT_EQ(v.seen, SATFEED_SAT_SEEN_POLL | SATFEED_SAT_SEEN_RECV |
+			  SATFEED_SAT_SEEN_SEND | SATFEED_SAT_SEEN_WPS |
+			  SATFEED_SAT_SEEN_WAITS | SATFEED_SAT_SEEN_BASE,
+		  "seen");
+
+	/* no wait counted (no wait syscall, or a thread per connection) */
+	fresh();
+	ASSERT_EQ(win(&def, SEND, 0, 0, 0), SATFEED_SAT_UNKNOWN,
+		  "no waits: unknown");
+	ASSERT_EQ(v.wps_permille, 0, "wps 0");
+	ASSERT_EQ(win(&def, SEND, 0, 0, 0), SATFEED_SAT_UNKNOWN,
+		  "still no waits: unknown, not saturated");
+	ASSERT_EQ(v.seen & SATFEED_SAT_SEEN_WPS, 0, "no wps without waits");
+	ASSERT_EQ(win(&def, SEND, 0, 0, 2048), SATFEED_SAT_OK,
+		  "waits at last");
+	ASSERT_EQ(v.wps_avg_permille, 1000,
+		  "the average starts with the first window with waits");
+
+	/* more waits than sends, and a poll count that went back */
+	fresh();
+	win(&def, SEND, 0, 0, 0xffffffffffffULL);
+	ASSERT_EQ(v.wps_permille, 0xffffffffU, "wps saturates");
+	win(&def, SEND, 0, 0, ~0ULL - polls);
+	ASSERT_EQ(v.wps_permille, 0xffffffffU, "wps saturates, 2^64 waits");
+	ASSERT_EQ(v.wps_avg_permille, 0xffffffffU, "no overflow");
+	polls = 10;
+	win(&def, SEND, 0, 0, 0);
+	ASSERT_EQ(v.wps_permille, (10 * 1000) >> SHIFT,
+		  "a poll count below the mark counts from 0");
+	ASSERT_EQ(v.wps_avg_permille,
+		  (__u32)((7ULL * 0xffffffffU + 4) >> 3), "no overflow");
+}
+
+static void test_defaults(void)
+{
+	const struct satfeed_sat_rules zero = {};
+	struct satfeed_sat_rules eff;
+
+	satfeed_sat_rules_effective(&zero, &eff);
+	ASSERT_EQ(eff.idle_near_permille, SATFEED_SAT_IDLE_NEAR_DEFAULT,
+		  "default near");
+	ASSERT_EQ(eff.idle_full_permille, SATFEED_SAT_IDLE_FULL_DEFAULT,
+		  "default full");
+	ASSERT_EQ(eff.cv2_rise_permille, SATFEED_SAT_CV2_RISE_DEFAULT,
+		  "default rise");
+	ASSERT_EQ(eff.wps_near_permille, 150, "default wps near (RULES.md)");
+	ASSERT_EQ(eff.wps_full_permille, 30, "default wps full (RULES.md)");
+	ASSERT_EQ(eff.idle_near_permille, SATFEED_SAT_RULE_OFF,
+		  "idle rules off by default (RULES.md)");
+	fresh();
+	send_win(&zero, 150);
+	ASSERT_EQ(v.state, SATFEED_SAT_OK, "at the default near: ok");
+	fresh();
+	send_win(&zero, 149);
+	ASSERT_EQ(v.state, SATFEED_SAT_NEAR, "below the default near");
+	fresh();
+	send_win(&zero, 30);
+	ASSERT_EQ(v.state, SATFEED_SAT_NEAR, "at the default full: near");
+	fresh();
+	send_win(&zero, 29);
+	ASSERT_EQ(v.state, SATFEED_SAT_FULL, "below the default full");
+}
+
+static void test_idle_rules(void)
+{
+	const struct satfeed_sat_rules r = { .idle_near_permille = 300,
+					     .idle_full_permille = 100 };
+
+	fresh();
+	send_win(&r, 1000);
+	ASSERT_EQ(v.state, SATFEED_SAT_OK, "before a poll window: wps only");
+	ASSERT_EQ(win(&r, POLL, 300, 0, 0), SATFEED_SAT_OK, "idle at near");
+	ASSERT_EQ(win(&r, POLL, 299, 0, 0), SATFEED_SAT_NEAR, "below near");
+	ASSERT_EQ(v.why, SATFEED_SAT_WHY_IDLE_NEAR, "why idle near");
+	ASSERT_EQ(win(&r, POLL, 100, 0, 0), SATFEED_SAT_NEAR, "idle at full");
+	ASSERT_EQ(win(&r, POLL, 99, 0, 0), SATFEED_SAT_FULL, "below full");
+	ASSERT_EQ(v.why, SATFEED_SAT_WHY_IDLE_NEAR | SATFEED_SAT_WHY_IDLE_FULL,
+		  "why idle full");
+	ASSERT_EQ(win(&r, POLL, 5000, 0, 0), SATFEED_SAT_OK, "idle back up");
+}
+
+static void test_rules_off(void)
+{
+	const struct satfeed_sat_rules off = {
+		.idle_near_permille = SATFEED_SAT_RULE_OFF,
+		.idle_full_permille = SATFEED_SAT_RULE_OFF,
+		.cv2_rise_permille = SATFEED_SAT_RULE_OFF,
+		.wps_near_permille = SATFEED_SAT_RULE_OFF,
+		.wps_full_permille = SATFEED_SAT_RULE_OFF,
+	};
+
+	fresh();
+	send_win(&off, 1000);
+	send_win(&off, 0);
+	ASSERT_EQ(win(&off, POLL, 0, 0, 1), SATFEED_SAT_OK, "all rules off");
+	win(&off, RECV, 0, 1, 0);
+	ASSERT_EQ(v.base_cv2_permille, 1, "baseline with the rules off: any");
+	ASSERT_EQ(win(&off, RECV, 0, 1000000, 0), SATFEED_SAT_OK, "rise off");
+}
+
+static void test_cv2_rise(void)
+{
+	const struct satfeed_sat_rules r = { .cv2_rise_permille = 500 };
+
+	fresh();
+	send_win(&r, 1000);
+	win(&r, RECV, 0, 1200, 0);
+	ASSERT_EQ(v.base_cv2_permille, 1200, "first low-load baseline");
+	win(&r, RECV, 0, 1000, 0);
+	ASSERT_EQ(v.base_cv2_permille, 1000, "baseline is the minimum");
+	win(&r, RECV, 0, 1100, 0);
+	ASSERT_EQ(v.base_cv2_permille, 1000, "baseline does not rise");
+	ASSERT_EQ(win(&r, RECV, 0, 1500, 0), SATFEED_SAT_OK,
+		  "at base + 50%: not above it");
+	ASSERT_EQ(win(&r, RECV, 0, 1501, 0), SATFEED_SAT_NEAR,
+		  "above base + 50%");
+	ASSERT_EQ(v.why, SATFEED_SAT_WHY_CV2_RISE, "why rise");
+	ASSERT_EQ(v.base_cv2_permille, 1000, "a rise is not a baseline");
+	/* near by waits: no baseline */
+	while (v.wps_avg_permille >= SATFEED_SAT_WPS_NEAR_DEFAULT)
+		send_win(&r, 0);
+	win(&r, RECV, 0, 1, 0);
+	ASSERT_EQ(v.base_cv2_permille, 1000, "no baseline while near");
+	ASSERT_EQ(v.why, SATFEED_SAT_WHY_WPS_NEAR, "near by waits only");
+	/* huge baseline and rise: no overflow */
+	fresh();
+	send_win(&r, 1000);
+	win(&r, RECV, 0, 0xfffffffe, 0);
+	{
+		const struct satfeed_sat_rules big = {
+			.cv2_rise_permille = 0xfffffffe };
+
+		ASSERT_EQ(win(&big, RECV, 0, 0xffffffff, 0), SATFEED_SAT_OK,
+			  "no overflow of the limit");
+	}
+	/* a zero baseline: any dispersion is a rise */
+	fresh();
+	send_win(&r, 1000);
+	win(&r, RECV, 0, 0, 0);
+	ASSERT_EQ(v.seen & SATFEED_SAT_SEEN_BASE, SATFEED_SAT_SEEN_BASE,
+		  "a zero baseline is a baseline");
+	ASSERT_EQ(win(&r, RECV, 0, 1, 0), SATFEED_SAT_NEAR,
+		  "over a zero baseline");
+}
+
+int main(void)
+{
+	test_wps();
+	test_defaults();
+	test_idle_rules();
+	test_rules_off();
+	test_cv2_rise();
+	return sf_test_summary("test_sat_rules");
+}
