@@ -58,6 +58,9 @@ static __always_inline void sfc_view(__u32 slot, __u32 stream, __u32 gen,
 			v->rate_milli = w->rate_milli;
 			v->samples = w->samples;
 			v->clamped = w->clamped;
+			v->runq_ns = w->runq_ns;
+			v->idle_permille = w->idle_permille;
+			v->cv2_permille = w->cv2_permille;
 		}
 	}
 	bpf_spin_unlock(&st->lock);

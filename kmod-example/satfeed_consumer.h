@@ -41,6 +41,9 @@ struct sfc_stream_view {
 	__u64 rate_milli;	/* events per 1000 s (send: 1000 * RPS_obs) */
 	__u32 samples;
 	__u32 clamped;
+	__u64 runq_ns;		/* poll: run delay inside the waits */
+	__u32 idle_permille;	/* poll: waiting for work, share of the span */
+	__u32 cv2_permille;	/* var / mean^2, permille */
 };
 
 /* The answer to one query, handed to satfeed_consumer_answer(). */

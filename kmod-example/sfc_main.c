@@ -286,12 +286,9 @@ static void sfc_signals_from(const struct sfc_answer *a, struct sfc_signals *s)
 	for (i = 0; i < SATFEED_NR_STREAMS; i++)
 		s->last_event_ns = max(s->last_event_ns, a->s[i].last_ns);
 	s->recv_seq = recv->seq;
-	s->recv_mean_ns = recv->mean_ns;
-	s->recv_var_ns2 = recv->var_ns2;
+	s->recv_cv2_permille = recv->cv2_permille;
 	s->poll_seq = poll->seq;
-	s->poll_sum_ns = poll->sum_ns;
-	s->poll_span_ns = poll->end_ns > poll->start_ns ?
-			  poll->end_ns - poll->start_ns : 0;
+	s->poll_idle_permille = poll->idle_permille;
 }
 
 static void sfc_decide(struct sfc_target *t)
@@ -507,7 +504,7 @@ static struct bpf_struct_ops sfc_bpf_ops = {
 /* ---- sysfs: /sys/kernel/satfeed_consumer/ ---- */
 
 /* Table files stop before a line could be cut at the end of the page. */
-#define SFC_SYSFS_ROOM	(PAGE_SIZE - 256)
+#define SFC_SYSFS_ROOM	(PAGE_SIZE - 512)
 
 /*
  * Root only: the files name the watched pids and cgroups and show their
@@ -630,11 +627,12 @@ static ssize_t last_pull_show(struct kobject *k, struct kobj_attribute *a,
 			const struct sfc_stream_view *v = &t->pull.s[j];
 
 			n += sysfs_emit_at(buf, n,
-					   "slot=%u stream=%s published=%llu seq=%llu mean_ns=%llu var_ns2=%llu rate_milli=%llu sum_ns=%llu pending=%llu engine=%llu\n",
+					   "slot=%u stream=%s published=%llu seq=%llu mean_ns=%llu var_ns2=%llu rate_milli=%llu sum_ns=%llu runq_ns=%llu idle_permille=%u cv2_permille=%u pending=%llu engine=%llu\n",
 					   i, sfc_stream_names[j], v->published,
 					   v->seq, v->mean_ns, v->var_ns2,
-					   v->rate_milli, v->sum_ns, v->pending,
-					   t->pull.engine_load_ns);
+					   v->rate_milli, v->sum_ns, v->runq_ns,
+					   v->idle_permille, v->cv2_permille,
+					   v->pending, t->pull.engine_load_ns);
 		}
 	}
 	mutex_unlock(&sfc_mutex);

@@ -8,13 +8,19 @@
  * includes sfc_policy.c) compile the same file.
  *
  * demand = busy + burst, clamped to 0..100, where
- *   busy  = 100 - idle%, idle% = 100 * (sum of poll waits) / (span of the
- *           poll window): the share of wall time the server spent waiting
- *           for work (its slack), as in the paper's "mean epoll duration
- *           falls as load rises";
+ *   busy  = 100 - idle%, idle% = idle_permille / 10 of the newest poll
+ *           window (satfeed.h): the share of the window's span its waits
+ *           spent waiting for work, without the time a woken waiter sat
+ *           runnable behind other tasks (runq_ns).  That run delay is not
+ *           slack: counted as idle, a server starved of CPU looks idle and
+ *           gets no more (the paper's "mean epoll duration falls as load
+ *           rises", minus the scheduler's part).  Several threads waiting
+ *           at once sum above 1000: idle% saturates at 100, so a
+ *           multi-threaded server reads busy only once its threads
+ *           together wait less than the span;
  *   burst = up to SFC_BURST_MAX when the recv gaps are more bursty than a
- *           Poisson arrival stream (squared coefficient of variation
- *           var / mean^2 above 1): variance rises past saturation.
+ *           Poisson arrival stream (cv2_permille, var / mean^2, above
+ *           1000): variance rises past saturation.
  * A target without events for stale_ns has demand 0; one without any
  * closed window yet gives no demand (the level stays).
  *
@@ -60,11 +66,9 @@ struct sfc_signals {
 	u64 now_ns;		/* CLOCK_MONOTONIC now */
 	u64 last_event_ns;	/* newest event of any stream, 0: none */
 	u64 recv_seq;		/* recv windows closed, 0: none yet */
-	u64 recv_mean_ns;
-	u64 recv_var_ns2;
 	u64 poll_seq;		/* poll windows closed, 0: none yet */
-	u64 poll_sum_ns;	/* sum of the newest poll window's waits */
-	u64 poll_span_ns;	/* end_ns - start_ns of that window */
+	u32 recv_cv2_permille;	/* newest recv window's cv2_permille */
+	u32 poll_idle_permille;	/* newest poll window's idle_permille */
 };
 
 struct sfc_policy_state {

@@ -38,20 +38,27 @@ static const struct sfc_policy_params P = {
 	.stale_ns = 1 * SEC,
 };
 
-/* A target whose poll waits fill idle_pct of the wall time. */
+/* A target that waited for work idle_pct of the wall time. */
 static struct sfc_signals sig(u64 now, u32 idle_pct)
 {
 	struct sfc_signals s = {
 		.now_ns = now,
 		.last_event_ns = now,
 		.poll_seq = 5,
-		.poll_span_ns = 100 * MS,
-		.poll_sum_ns = idle_pct * MS,
+		.poll_idle_permille = idle_pct * 10,
 		.recv_seq = 5,
-		.recv_mean_ns = 10000,
-		.recv_var_ns2 = 10000ULL * 10000,	/* cv^2 = 1: no burst */
+		.recv_cv2_permille = 1000,	/* cv^2 = 1: no burst */
 	};
 	return s;
+}
+
+/*
+ * idle_permille as satfeed's engine computes it for a poll window (satfeed.h):
+ * floor(1000 * (sum_ns - runq_ns) / span)
+ */
+static u32 idle_permille(u64 sum_ns, u64 runq_ns, u64 span_ns)
+{
+	return (u32)(1000 * (sum_ns - runq_ns) / span_ns);
 }
 
 static void test_demand(void)
@@ -91,37 +98,52 @@ static void test_demand(void)
 
 	s = sig(10 * SEC, 50);
 	d = sfc_policy_demand(&P, &s);
-	s.recv_var_ns2 = 4ULL * 10000 * 10000;	/* cv^2 = 4 */
-	CHECK(sfc_policy_demand(&P, &s) > d,
+	s.recv_cv2_permille = 4000;	/* cv^2 = 4 */
+	CHECK(sfc_policy_demand(&P, &s) == d + SFC_BURST_MAX,
 	      "bursty recv gaps (cv^2 = 4) raise demand (%d -> %d)", d,
 	      sfc_policy_demand(&P, &s));
-	s.recv_var_ns2 = ~0ULL;
+	s.recv_cv2_permille = 1500;	/* cv^2 = 1.5: 5 points */
+	CHECK(sfc_policy_demand(&P, &s) == d + 5,
+	      "cv^2 = 1.5 adds 5 (%d -> %d)", d, sfc_policy_demand(&P, &s));
+	s.recv_cv2_permille = 999;
+	CHECK(sfc_policy_demand(&P, &s) == d,
+	      "cv^2 below 1 adds nothing (%d)", sfc_policy_demand(&P, &s));
+	s.recv_cv2_permille = ~0U;
 	CHECK(sfc_policy_demand(&P, &s) == 50 + SFC_BURST_MAX,
 	      "burst is capped at %d", SFC_BURST_MAX);
 
 	s = sig(10 * SEC, 0);
-	s.recv_var_ns2 = ~0ULL;
+	s.recv_cv2_permille = ~0U;
 	CHECK(sfc_policy_demand(&P, &s) == 100, "demand is capped at 100");
 
-	/* hostile inputs: no overflow, no division by zero, stays in range */
+	/* several threads waiting at once: the share sums above 1000 */
 	s = sig(10 * SEC, 50);
-	s.poll_sum_ns = ~0ULL;
-	s.poll_span_ns = ~0ULL - 1;
-	d = sfc_policy_demand(&P, &s);
-	CHECK(d >= 0 && d <= 100, "sum > span near 2^64: demand %d in range", d);
-	s.poll_sum_ns = ~0ULL / 3;
-	s.poll_span_ns = ~0ULL;
-	d = sfc_policy_demand(&P, &s);
-	CHECK(d >= 66 && d <= 67, "a third idle near 2^64: demand %d", d);
-	s.poll_span_ns = 0;
-	s.recv_mean_ns = 0;
-	d = sfc_policy_demand(&P, &s);
-	CHECK(d >= 0 && d <= 100, "zero span and zero mean: demand %d", d);
-	s = sig(10 * SEC, 50);
-	s.recv_mean_ns = ~0ULL;
-	s.recv_var_ns2 = ~0ULL;
-	d = sfc_policy_demand(&P, &s);
-	CHECK(d >= 50 && d <= 100, "mean beyond the sample cap: demand %d", d);
+	s.poll_idle_permille = 1400;
+	CHECK(sfc_policy_demand(&P, &s) == 0,
+	      "idle share above 1000 (two waiting threads): demand %d",
+	      sfc_policy_demand(&P, &s));
+	s.poll_idle_permille = ~0U;
+	CHECK(sfc_policy_demand(&P, &s) == 0, "idle share 2^32 - 1: demand %d",
+	      sfc_policy_demand(&P, &s));
+	s.poll_idle_permille = 999;
+	CHECK(sfc_policy_demand(&P, &s) == 1, "idle share 999: demand %d",
+	      sfc_policy_demand(&P, &s));
+
+	/*
+	 * The failure this figure fixes (scx guest test, fresh machine): the
+	 * server's waits filled 90% of the span, but 50 points of it were run
+	 * delay behind CPU-bound tasks.  Wait share alone read 10; without
+	 * the run delay it reads 60.
+	 */
+	s = sig(10 * SEC, 0);
+	s.poll_idle_permille = idle_permille(900 * MS, 0, 1000 * MS);
+	CHECK(sfc_policy_demand(&P, &s) == 10,
+	      "waits 90%% of the span, no run delay: demand %d",
+	      sfc_policy_demand(&P, &s));
+	s.poll_idle_permille = idle_permille(900 * MS, 500 * MS, 1000 * MS);
+	CHECK(sfc_policy_demand(&P, &s) == 60,
+	      "waits 90%%, 50%% of it runnable behind others: demand %d",
+	      sfc_policy_demand(&P, &s));
 
 	s = sig(10 * SEC, 30);
 	s.poll_seq = 0;

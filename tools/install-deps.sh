@@ -10,6 +10,7 @@
 #   run       the built-in demo (`make run`)
 #   test      the host test suites (unit, kernel, CLI, tools, end to end)
 #   bench     the overhead benchmarks (the paper's bpftrace method, memcached)
+#             and the sched_ext benchmark's plot (gnuplot)
 #   validate  the fidelity sweeps (memcached, gnuplot)
 #   vm        the QEMU guest pipeline (kernel module build, initramfs), for
 #             both guest kernels: the 7.x one (tests/vm/kernel-trixie7.sh)
@@ -40,7 +41,7 @@ declare -A main=(
 	[run]="python3"
 	[test]="python3 iproute2 util-linux procps strace memcached prometheus
 		prometheus-node-exporter gcc-multilib libc6-dev-i386 systemd"
-	[bench]="bpftrace memcached python3"
+	[bench]="bpftrace memcached python3 gnuplot-nox"
 	[validate]="memcached gnuplot-nox python3 iproute2"
 	[vm]="qemu-system-x86 busybox-static gcc-12 make pahole cpio gzip kmod libc6-dev libssl3 zlib1g
 	      xz-utils bpftrace memcached iproute2 binutils debian-archive-keyring"

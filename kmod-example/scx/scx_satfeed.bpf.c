@@ -166,12 +166,17 @@ static __always_inline s32 allowed_cpu(struct task_struct *p, u32 lo, u32 hi)
 
 s32 SCX_OPS(sf_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
+	bool target;
 	u32 lo, hi;
 	s32 cpu;
 
 	if (p->nr_cpus_allowed == 1)
 		return prev_cpu;
-	pool_of(is_target(p), reserved_first, &lo, &hi);
+	target = is_target(p);
+	/* --test-stall: the targets always go through their queue */
+	if (target && cfg.test_stall)
+		return prev_cpu;
+	pool_of(target, reserved_first, &lo, &hi);
 	cpu = claim_idle(p, prev_cpu, lo, hi);
 	if (cpu >= 0) {
 		/* idle and claimed: run there without a queue */
@@ -211,9 +216,11 @@ void SCX_OPS(sf_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32 first = reserved_first;
 
-	/* reserved CPUs, and every CPU while nothing is reserved */
+	/* reserved CPUs, and every CPU while nothing is reserved; never
+	 * under --test-stall, whose point is a target left waiting */
 	if ((u32)cpu >= first || first >= cfg.nr_cpus) {
-		if (scx_bpf_dsq_move_to_local(SCX_SF_DSQ_TARGET))
+		if (!cfg.test_stall &&
+		    scx_bpf_dsq_move_to_local(SCX_SF_DSQ_TARGET))
 			return;
 		if ((u32)cpu >= first && first < cfg.nr_cpus)
 			return;
@@ -273,6 +280,44 @@ void SCX_OPS(sf_tick, struct task_struct *p)
 /* ---- the decision, every period ---- */
 
 /*
+ * The poll window in progress stands in for the newest closed one when it has
+ * run longer than that one (or than SCX_SF_PARTIAL_MIN_NS when none closed):
+ * a server that is starved of CPU, or saturated, rarely waits, so its poll
+ * windows stop closing and the newest closed one, taken when it still
+ * waited, would keep saying "idle".  Its running sums say how little it
+ * waits now (the wait in progress is not in them: it can only make the
+ * share look busier, and a target with no event at all for stale_ns has
+ * demand 0 anyway).
+ */
+#define SCX_SF_PARTIAL_MIN_NS	(100 * 1000 * 1000ULL)
+
+struct poll_partial {
+	u64 pending;
+	u64 start_ns;
+	u64 sum_ns;
+	u64 runq_ns;
+	u64 span_ns;		/* of the newest closed window, 0: none */
+};
+
+static __always_inline void use_partial(const struct poll_partial *pp,
+					struct sfc_signals *sig)
+{
+	u64 age, idle;
+
+	if (!pp->pending || !pp->start_ns || sig->now_ns <= pp->start_ns)
+		return;
+	age = sig->now_ns - pp->start_ns;
+	if (age <= pp->span_ns || age < SCX_SF_PARTIAL_MIN_NS)
+		return;
+	idle = pp->sum_ns > pp->runq_ns ? pp->sum_ns - pp->runq_ns : 0;
+	/* sum <= pending * 2^32 ns: 1000 * sum fits 64 bits */
+	idle = idle * 1000 / age;
+	sig->poll_idle_permille = idle > 0xffffffffULL ? 0xffffffff : (u32)idle;
+	if (!sig->poll_seq)
+		sig->poll_seq = 1;	/* information, though no window closed */
+}
+
+/*
  * Copy what the policy needs from stream `stream` of target t into sig,
  * under the stream's lock; returns the stream's published count, or 0 when
  * the slot's data is of another generation.
@@ -281,9 +326,11 @@ static __always_inline u64 read_stream(const volatile struct scx_sf_target *t,
 				       u32 stream, struct sfc_signals *sig)
 {
 	u32 key = satfeed_stream_key(t->slot, stream);
+	struct poll_partial pp = {};
 	const struct satfeed_window *w;
 	struct satfeed_stream *s;
 	u64 published = 0;
+	bool mine = false;
 
 	s = bpf_map_lookup_elem(&sf_streams, &key);
 	if (!s)
@@ -291,24 +338,31 @@ static __always_inline u64 read_stream(const volatile struct scx_sf_target *t,
 	bpf_spin_lock(&s->lock);
 	if (s->gen != t->gen)
 		goto unlock;
+	mine = true;
 	published = s->published;
 	if (s->last_ns > sig->last_event_ns)
 		sig->last_event_ns = s->last_ns;
+	if (stream == SATFEED_STREAM_POLL) {
+		pp.pending = s->pending;
+		pp.start_ns = s->acc_start_ns;
+		pp.sum_ns = s->acc_sum_ns;
+		pp.runq_ns = s->acc_runq_ns;
+	}
 	w = satfeed_newest_window(s);
 	if (!w)
 		goto unlock;
 	if (stream == SATFEED_STREAM_RECV) {
 		sig->recv_seq = w->seq;
-		sig->recv_mean_ns = w->mean_ns;
-		sig->recv_var_ns2 = w->var_ns2;
+		sig->recv_cv2_permille = w->cv2_permille;
 	} else if (stream == SATFEED_STREAM_POLL) {
 		sig->poll_seq = w->seq;
-		sig->poll_sum_ns = w->sum_ns;
-		sig->poll_span_ns = w->end_ns > w->start_ns ?
-				    w->end_ns - w->start_ns : 0;
+		sig->poll_idle_permille = w->idle_permille;
+		pp.span_ns = w->end_ns > w->start_ns ? w->end_ns - w->start_ns : 0;
 	}
 unlock:
 	bpf_spin_unlock(&s->lock);
+	if (mine && stream == SATFEED_STREAM_POLL)
+		use_partial(&pp, sig);
 	return published;
 }
 

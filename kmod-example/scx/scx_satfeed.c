@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "satfeed.h"
@@ -51,6 +52,7 @@ static struct {
 	bool stats;
 	bool json;
 	bool verbose;
+	unsigned int watchdog_ms;	/* sched_ext_ops.timeout_ms, 0: kernel's */
 	unsigned int interval_ms;
 	double duration;	/* seconds, 0: until a signal */
 } env = {
@@ -125,12 +127,21 @@ static void usage(FILE *f)
 "  --slice-us N           time slice (default 5000)\n"
 "  --hysteresis N --max-step N --rate-limit-ms N --stale-ms N\n"
 "                         the policy's settings (defaults 5, 25, 50, 1000)\n"
+"  --watchdog-ms N        the kernel stops the scheduler when a task waits\n"
+"                         N ms to run (sched_ext_ops.timeout_ms; default 0:\n"
+"                         the kernel's, 30 s)\n"
 "  --dry-run              decide and report, attach no scheduler\n"
 "  --stats                print a line per interval (decision state, runs)\n"
 "  --json                 --stats as JSON lines, with per-CPU counters\n"
 "  --interval-ms N        --stats interval (default 1000)\n"
 "  --duration SECONDS     run that long, then detach (default: until a signal)\n"
 "  -v, --verbose          libbpf's messages (verifier logs)\n"
+"\n"
+"Testing only (never for production):\n"
+"  --test-stall           never run the targets' threads once they queue, so\n"
+"                         the kernel's watchdog stops the scheduler after\n"
+"                         --watchdog-ms: exercises the error exit (exit 1\n"
+"                         with the kernel's reason); needs --watchdog-ms\n"
 "\n"
 "Exit: 0 clean detach; 1 scheduler error (the kernel's reason is printed) or\n"
 "runtime failure; 2 usage; 3 satfeed not loaded; 5 satfeed's ABI differs;\n"
@@ -262,6 +273,41 @@ static void check_cpus(void)
 
 /* ---- load and attach ---- */
 
+/*
+ * Set the u32 field `field` of the struct_ops map m's initial value (a
+ * struct sched_ext_ops): its offset comes from the object's BTF, the same
+ * vmlinux.h types the BPF side was compiled with.
+ */
+static void set_ops_u32(struct bpf_object *obj, struct bpf_map *m,
+			const char *field, __u32 val)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	const struct btf_member *mb;
+	const struct btf_type *t;
+	size_t sz;
+	void *data;
+	int id;
+
+	id = btf ? btf__find_by_name_kind(btf, "sched_ext_ops", BTF_KIND_STRUCT)
+		 : -ENOENT;
+	if (id < 0)
+		die(SF_EXIT_ERROR, "no struct sched_ext_ops in the BPF object's BTF");
+	t = btf__type_by_id(btf, id);
+	data = bpf_map__initial_value(m, &sz);
+	mb = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, mb++) {
+		__u32 off = btf_member_bit_offset(t, i) / 8;
+
+		if (strcmp(btf__name_by_offset(btf, mb->name_off), field))
+			continue;
+		if (!data || off + sizeof(val) > sz)
+			die(SF_EXIT_ERROR, "cannot set sched_ext_ops.%s", field);
+		memcpy((char *)data + off, &val, sizeof(val));
+		return;
+	}
+	die(SF_EXIT_ERROR, "this kernel's sched_ext_ops has no %s", field);
+}
+
 static struct bpf_object *open_object(const struct sf_pins *p)
 {
 	const struct {
@@ -312,6 +358,8 @@ static struct bpf_object *open_object(const struct sf_pins *p)
 	if (!m)
 		die(SF_EXIT_ERROR, "no sf_ops in the BPF object");
 	bpf_map__set_autocreate(m, !env.cfg.dry_run);
+	if (env.watchdog_ms)
+		set_ops_u32(obj, m, "timeout_ms", env.watchdog_ms);
 	bpf_object__for_each_program(prog, obj) {
 		bool dry = !strcmp(bpf_program__name(prog), "sf_dry_run");
 
@@ -520,7 +568,8 @@ int main(int argc, char **argv)
 {
 	enum { O_BPFFS = 256, O_PERIOD, O_MIN_SHARED, O_MAX_RES, O_PERF_BASE,
 	       O_RELEASE, O_SLICE, O_HYST, O_STEP, O_RATE, O_STALE, O_DRY,
-	       O_STATS, O_JSON, O_INTERVAL, O_DURATION };
+	       O_STATS, O_JSON, O_INTERVAL, O_DURATION, O_WATCHDOG,
+	       O_TEST_STALL };
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "cgroup", required_argument, NULL, 'c' },
@@ -537,6 +586,8 @@ int main(int argc, char **argv)
 		{ "rate-limit-ms", required_argument, NULL, O_RATE },
 		{ "stale-ms", required_argument, NULL, O_STALE },
 		{ "dry-run", no_argument, NULL, O_DRY },
+		{ "watchdog-ms", required_argument, NULL, O_WATCHDOG },
+		{ "test-stall", no_argument, NULL, O_TEST_STALL },
 		{ "stats", no_argument, NULL, O_STATS },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "interval-ms", required_argument, NULL, O_INTERVAL },
@@ -612,6 +663,14 @@ int main(int argc, char **argv)
 		case O_DRY:
 			c->dry_run = 1;
 			break;
+		case O_WATCHDOG:
+			/* the kernel refuses more than 30 s (SCX_WATCHDOG_MAX_TIMEOUT) */
+			env.watchdog_ms = parse_num("--watchdog-ms", optarg, 100,
+						    30000);
+			break;
+		case O_TEST_STALL:
+			c->test_stall = 1;
+			break;
 		case O_STATS:
 			env.stats = true;
 			break;
@@ -645,6 +704,9 @@ int main(int argc, char **argv)
 	}
 	if (!c->nr_targets)
 		die(SF_EXIT_USAGE, "no target: give -p PID, -c CGROUP or -s SLOT (see --help)");
+	/* a stall the kernel's default watchdog (30 s) takes long to see */
+	if (c->test_stall && (!env.watchdog_ms || c->dry_run))
+		die(SF_EXIT_USAGE, "--test-stall needs --watchdog-ms and no --dry-run");
 	/* the grace for moves after a change: a few slices and a period */
 	c->grace_ns = 4 * c->slice_ns + c->period_ns;
 	if (c->grace_ns < 100 * MS)

@@ -36,6 +36,10 @@ struct scx_sf_config {
 	__u32 max_reserved;	/* at most nr_cpus - min_shared */
 	__u32 perf_base;	/* perf target of the shared CPUs, 0..1024 */
 	__u32 dry_run;		/* decide and report only */
+	__u32 test_stall;	/* test only: never dispatch the targets'
+				 * queue, so the kernel's watchdog stops the
+				 * scheduler (the error exit path) */
+	__u32 pad;
 	__u64 period_ns;	/* decision period (bpf_timer) */
 	__u64 release_ns;	/* no window for this long: release */
 	__u64 grace_ns;		/* after a change, a misplaced run is a move */

@@ -9,25 +9,33 @@
 #      guest kernel's BTF (make -C kmod-example scx)
 #   3. an initramfs with busybox, bash, bpftool, the engine binaries,
 #      scx_satfeed and guest/scx-guest.sh as /test.sh
-#   4. boot.sh with 4 CPUs; the guest's checks (see guest/scx-guest.sh)
+#   4. boot.sh with 4 CPUs and QEMU -icount shift=0 (guest time is the
+#      instruction count, as in tests/vm/bench.sh): the server's load, and
+#      so the demand the policy reads at each rate, does not move with the
+#      host's speed or load; the guest's checks (see guest/scx-guest.sh)
 #      decide, and boot.sh judges the console and dmesg
 #   5. here: the reserved CPUs and perf targets at each load level, from the
 #      guest's SCX-RESULT lines, into $VM_DIR/scx-result.txt
 #
-# Part of `make test` (tests/run.sh).  Run time: about 2-3 minutes.
+# Part of `make test` (tests/run.sh).  Run time: about 4-5 minutes.
 #
-# Usage: tests/vm/scx.sh [-T SECONDS] [-a 'SF_KEY=val ...']
-#   -a  guest settings (see the header of guest/scx-guest.sh)
+# Usage: tests/vm/scx.sh [--wallclock] [-T SECONDS] [-a 'SF_KEY=val ...']
+#   --wallclock  guest time from the host's clock (TCG's default) instead
+#                of -icount: the demand at each rate then depends on how
+#                fast the host runs the guest
+#   -a           guest settings (see the header of guest/scx-guest.sh)
 # Environment: VM_DIR (default build/vm), BUILD (default build), VM_QUIET=1.
 # Takes the test lock (/run/lock/satfeed-tests.lock, SF_LOCK) for the run.
 # Exit: 0 every guest check passed and the console is clean; 1 otherwise.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-TIMEOUT=${VM_TIMEOUT:-420}
+TIMEOUT=${VM_TIMEOUT:-600}
 APPEND=
+ICOUNT="-icount shift=0,sleep=on"
 while [ $# -gt 0 ]; do
 	case $1 in
+	--wallclock) ICOUNT= ;;
 	-T) TIMEOUT=$2; shift ;;
 	-a) APPEND=$2; shift ;;
 	-h|--help) vm_help; exit 0 ;;
@@ -56,11 +64,11 @@ INITRD=$VM_DIR/scx-initrd.gz
 
 LOG=$VM_DIR/scx-console.log
 rc=0
-"$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$INITRD" -T "$TIMEOUT" -c 4 \
-	-l "$LOG" -a "$APPEND" || rc=$?
+VM_QEMU_OPTS="$ICOUNT" "$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$INITRD" \
+	-T "$TIMEOUT" -c 4 -l "$LOG" -a "$APPEND" || rc=$?
 
 {
-	echo "scx_satfeed in the $KVER guest (4 CPUs, QEMU TCG)"
+	echo "scx_satfeed in the $KVER guest (4 CPUs, QEMU TCG${ICOUNT:+ -icount})"
 	grep '^SCX-RESULT ' "$LOG" | sed 's/^SCX-RESULT /  /' || true
 } > "$VM_DIR/scx-result.txt"
 sed 's/^/vm: /' "$VM_DIR/scx-result.txt" >&2

@@ -22,16 +22,28 @@
 #     reservation holds: the server's threads ran only on reserved CPUs,
 #     every other task only on the others; no run outside its pool past
 #     the grace after a change; the antagonists kept running
+#   - a cgroup target: a second server started inside a cgroup v2
+#     directory, watched with satfeedctl add --cgroup, scheduled with
+#     scx_satfeed -c DIR: it reserves CPUs under load, its threads ran only
+#     on them and the other tasks only on the others
+#   - the error exit: scx_satfeed --test-stall --watchdog-ms (the targets'
+#     queue is never dispatched) is stopped by the kernel's watchdog; it
+#     prints the kernel's reason and message and exits 1, sched_ext is
+#     disabled, and a scheduler starts again afterwards
 #   - unload orders: scheduler first; scheduler restarted; engine unloaded
 #     and reloaded while the scheduler runs; engine first
-#   - the kernel log has no sched_ext error or watchdog stall, and every
-#     "disabled" line says it was unregistered from user space
+#   - the kernel log has no sched_ext error or watchdog stall other than
+#     the provoked one, and every other "disabled" line says it was
+#     unregistered from user space
 # One "ok N - ..." or "not ok N - ..." line per check; "SCX-RESULT ..."
 # lines carry the figures for the host's report.
 #
 # Settings (kernel command line words): SF_WINDOW=64, SF_WORK_US=300,
-# SF_LOW_RATE=100, SF_HIGH_RATE=600, SF_PHASE=8 (seconds per load level),
-# SF_ANTAGONISTS=1 (per CPU), SF_MIN_SHARED=2, SF_RELEASE_MS=1500.
+# SF_LOW_RATE=100, SF_HIGH_RATE=1200 (3% and 40% of the server's capacity
+# alone under -icount, about 3000 req/s: docs/sched_ext.md), SF_PHASE=8
+# (seconds per load level), SF_ANTAGONISTS=1 (per CPU), SF_MIN_SHARED=2, SF_RELEASE_MS=1500,
+# SF_WATCHDOG_MS=5000 (the provoked stall's watchdog; 7.3 warns about a
+# timeout below its rescue threshold, 4096 ms).
 set -u
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 . /checks.sh
@@ -41,12 +53,15 @@ SCX=/sys/kernel/sched_ext
 WINDOW=${SF_WINDOW:-64}
 WORK_US=${SF_WORK_US:-300}
 LOW_RATE=${SF_LOW_RATE:-100}
-HIGH_RATE=${SF_HIGH_RATE:-600}
+HIGH_RATE=${SF_HIGH_RATE:-1200}
 PHASE=${SF_PHASE:-8}
 ANTAGONISTS=${SF_ANTAGONISTS:-1}
 MIN_SHARED=${SF_MIN_SHARED:-2}
 RELEASE_MS=${SF_RELEASE_MS:-1500}
+WATCHDOG_MS=${SF_WATCHDOG_MS:-5000}
 PORT=9700
+CPORT=9701
+CGROUP=/sys/fs/cgroup/sfsrv
 NCPU=$(nproc)
 SETTLE=$((RELEASE_MS / 1000 + 3))
 
@@ -76,12 +91,12 @@ engine_load() {
 }
 engine_unload() { satfeed-loader unload; }
 
-# scx_start NAME ARGS...: the scheduler for the server, JSON stats every
-# 250 ms into /tmp/NAME.json; SCX_PID
+# scx_start NAME ARGS...: the scheduler for the server (TARGET, default
+# -p $SRV), JSON stats every 250 ms into /tmp/NAME.json; SCX_PID
 scx_start() {
 	local name=$1
 	shift
-	scx_satfeed -p "$SRV" --json --interval-ms 250 \
+	scx_satfeed ${TARGET:--p "$SRV"} --json --interval-ms 250 \
 		--min-shared "$MIN_SHARED" --release-ms "$RELEASE_MS" "$@" \
 		> /tmp/"$name".json 2> /tmp/"$name".err &
 	SCX_PID=$!
@@ -161,11 +176,27 @@ placement() {
 	END { print t_res + 0, t_sh + 0, o_res + 0, o_sh + 0, pairs + 0 }' "$1"
 }
 
+# engine_notes: what the engine saw, as notes (why a demand was what it was)
+# and the poll stream's newest windows of slots 0 and 1 (seq sum_ns runq_ns
+# wait_permille idle_permille: what the policy's slack comes from)
+engine_notes() {
+	local slot
+	satfeedctl show 2>&1 | sed 's/^/#   engine: /' | head -12
+	for slot in 0 1; do
+		bpftool -j map lookup pinned $ROOT/sf_streams \
+			key $((slot * 3 + 2)) 0 0 0 2>/dev/null | tr ',{}' '\n\n\n' |
+			grep -E '^"(seq|sum_ns|runq_ns|wait_permille|idle_permille)":' |
+			paste -d' ' - - - - - | sort -t: -k2 -n | tail -3 |
+			sed "s/^/#   poll slot $slot: /"
+	done
+}
+
 cpu_ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat; }
 
-# load RATE SECONDS: sfload against the server; its summary as notes
+# load RATE SECONDS [PORT]: sfload against the server; its summary as notes
 load() {
-	sfload -r "$1" -c 4 -d "$2" -W 0.5 127.0.0.1:$PORT > /tmp/load.out 2>&1
+	sfload -r "$1" -c 4 -d "$2" -W 0.5 127.0.0.1:"${3:-$PORT}" \
+		> /tmp/load.out 2>&1
 	sed 's/^/#   sfload: /' /tmp/load.out | tail -4
 }
 
@@ -186,6 +217,8 @@ check "more reserved CPUs than exist: refused with exit 2" \
 	expect_rc 2 scx_satfeed -p "$SRV" --max-reserved "$NCPU"
 check "no CPU left for the rest: refused with exit 2" \
 	expect_rc 2 scx_satfeed -p "$SRV" --min-shared "$NCPU"
+check "--test-stall without --watchdog-ms: refused with exit 2" \
+	expect_rc 2 scx_satfeed -p "$SRV" --test-stall
 check "nothing attached after the refusals" no_scx_left
 
 dry_run() {
@@ -213,6 +246,7 @@ load "$LOW_RATE" "$PHASE"
 L1=$(lines /tmp/scx1.json)
 for a in $ANTS; do eval "ant0_$a=$(cpu_ticks "$a")"; done
 load "$HIGH_RATE" "$PHASE"
+engine_notes
 L2=$(lines /tmp/scx1.json)
 for a in $ANTS; do eval "ant1_$a=$(cpu_ticks "$a")"; done
 sleep "$SETTLE"
@@ -262,6 +296,81 @@ done
 # ---- unload orders ----
 check "scheduler first: exits 0, sched_ext disabled" scx_stop scx1
 
+# ---- a cgroup target ----
+# cgsrv: a second server, started inside $CGROUP (this subshell joins it,
+# then becomes the server)
+cgsrv() {
+	mkdir -p "$CGROUP" &&
+	{ (echo "$BASHPID" > "$CGROUP/cgroup.procs" &&
+	   exec sfserver -p $CPORT -w "$WORK_US" -t 1 -q) & } &&
+	CSRV=$! && sleep 0.5 &&
+	grep -qx "$CSRV" "$CGROUP/cgroup.procs" &&
+	satfeedctl add --cgroup "$CGROUP"
+}
+check "a server in cgroup $CGROUP, watched with add --cgroup" cgsrv
+note "cgroup server $CSRV; cgroup id $(stat -c %i "$CGROUP")"
+TARGET="-c $CGROUP"
+check "scheduler on the cgroup target: state enabled" scx_start cg
+TARGET=
+L0=$(lines /tmp/cg.json)
+load "$HIGH_RATE" "$PHASE" "$CPORT"
+engine_notes
+L1=$(lines /tmp/cg.json)
+read -r res_cg perf_cg lvl_cg <<<"$(phase /tmp/cg.json "$L0" "$L1")"
+echo "SCX-RESULT phase=cgroup rate=$HIGH_RATE reserved=$res_cg perf=$perf_cg level=$lvl_cg"
+check "cgroup target: CPUs reserved under load ($res_cg)" \
+	higher "$res_cg" 0
+read -r t_res t_sh o_res o_sh pairs <<<"$(placement /tmp/cg.json "$L0" "$L1")"
+echo "SCX-RESULT placement-cgroup target_on_reserved=$t_res target_on_shared=$t_sh other_on_reserved=$o_res other_on_shared=$o_sh intervals=$pairs"
+check "cgroup: placement measured over $pairs steady intervals" \
+	test "$pairs" -gt 0
+check "cgroup: its server ran on reserved CPUs ($t_res runs)" \
+	test "$t_res" -gt 0
+check "cgroup: its server ran on no shared CPU ($t_sh runs)" \
+	test "$t_sh" = 0
+check "cgroup: no other task (the pid server included) ran on a reserved CPU ($o_res runs)" \
+	test "$o_res" = 0
+check "cgroup: scheduler stopped, exits 0" scx_stop cg
+cg_gone() {
+	satfeedctl remove --cgroup "$CGROUP" && kill "$CSRV" || return 1
+	wait "$CSRV" 2>/dev/null
+	wait_for 5 rmdir "$CGROUP"
+}
+check "cgroup server stopped, target removed, cgroup removed" cg_gone
+
+# ---- the error exit: a stall the kernel's watchdog catches ----
+# stall: the targets' queue is never dispatched; a request wakes the
+# server, which then waits until the watchdog stops the scheduler
+stall() {
+	local rc i
+	scx_satfeed -p "$SRV" --min-shared "$MIN_SHARED" --test-stall \
+		--watchdog-ms "$WATCHDOG_MS" > /tmp/stall.out 2> /tmp/stall.err &
+	SCX_PID=$!
+	wait_for 10 scx_enabled || { cat /tmp/stall.err; return 1; }
+	sfload -r 50 -c 1 -d 1 -W 0 -D 0.5 127.0.0.1:$PORT > /dev/null 2>&1
+	for i in $(seq 100); do
+		kill -0 "$SCX_PID" 2>/dev/null || break
+		sleep 0.2
+	done
+	wait "$SCX_PID"
+	rc=$?
+	cat /tmp/stall.out /tmp/stall.err
+	[ "$rc" = 1 ]
+}
+check "--test-stall: the kernel's watchdog stops the scheduler, exit 1" stall
+stall_reason() {
+	[ "$(wc -l < /tmp/stall.err)" = 1 ] &&
+	grep -q "scheduler exited: stall (watchdog) (kind 1026, code 0): runnable task stall: sfserver\[[0-9]*\] failed to run for [0-9.]*s" /tmp/stall.err
+}
+check "the kernel's exit reason and message printed, one line" stall_reason
+check "after the stall: sched_ext disabled, nothing attached" \
+	wait_for 5 no_scx_left
+dmesg_stall() {
+	dmesg | grep -q 'sched_ext: BPF scheduler "satfeed" disabled (runnable task stall)' &&
+	dmesg | grep -qE 'sched_ext: satfeed: sfserver\[[0-9]+\] failed to run for'
+}
+check "dmesg has the stall: disabled (runnable task stall)" dmesg_stall
+
 check "scheduler restarted: state enabled" scx_start scx2
 L0=$(lines /tmp/scx2.json)
 load "$HIGH_RATE" "$PHASE"
@@ -294,6 +403,7 @@ check "scheduler stopped after the reload: exits 0" scx_stop scx2
 check "scheduler restarted on the new engine" scx_start scx3
 L0=$(lines /tmp/scx3.json)
 load "$HIGH_RATE" "$PHASE"
+engine_notes
 check "it reserves CPUs from the new engine's windows" \
 	reserved_in /tmp/scx3.json "$L0"
 
@@ -309,10 +419,13 @@ check "nothing left in bpffs" test -z "$(ls /sys/fs/bpf)"
 
 # ---- the kernel's log ----
 dmesg | grep -i 'sched_ext' | sed 's/^/#   /'
-check "3 enable and 3 disable lines for scx_satfeed" \
-	eval '[ "$(dmesg | grep -c "sched_ext: BPF scheduler \"satfeed\" enabled")" = 3 ] &&
-	      [ "$(dmesg | grep -c "sched_ext: BPF scheduler \"satfeed\" disabled (unregistered from user space)")" = 3 ]'
-refuse "no sched_ext error, stall or watchdog message" \
-	eval 'dmesg | grep -iE "sched_ext.*(error|stall|watchdog)|runnable task stall|disabled \((runtime error|.*stall)"'
+check "5 enable lines, 4 disable lines from user space, 1 stall" \
+	eval '[ "$(dmesg | grep -c "sched_ext: BPF scheduler \"satfeed\" enabled")" = 5 ] &&
+	      [ "$(dmesg | grep -c "sched_ext: BPF scheduler \"satfeed\" disabled (unregistered from user space)")" = 4 ] &&
+	      [ "$(dmesg | grep -c "sched_ext: BPF scheduler \"satfeed\" disabled (runnable task stall)")" = 1 ]'
+# the provoked stall's two lines aside
+refuse "no other sched_ext error, stall or watchdog message" \
+	eval 'dmesg | grep -vE "disabled \(runnable task stall\)|sched_ext: satfeed: sfserver\[[0-9]+\] failed to run for" |
+	      grep -iE "sched_ext.*(error|stall|watchdog)|runnable task stall|disabled \((runtime error|.*stall)"'
 
 checks_done
