@@ -246,8 +246,7 @@ vm-test: deps
 	$(Q)bash tests/vm/run.sh
 
 # scx_satfeed, the sched_ext scheduler, in the 7.x guest with 4 CPUs and
-# -icount.  Not in `make test` yet: it has not passed three runs in a row
-# (docs/sched_ext.md, "The tests")
+# -icount, alone (it is also part of `make test`)
 vm-scx: DEPS = build test vm
 vm-scx: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/test_kernel

@@ -27,6 +27,7 @@ suites=(
 	"bash tests/validate/validate.sh --quick"
 	"bash tests/vm/run.sh"
 	"bash tests/vm/run.sh --kernel trixie7"
+	"bash tests/vm/scx.sh"
 	"bash tests/vm/bench.sh --quick"
 )
 # SATFEED_TESTS="test_kernel test_cli" runs only suites whose text matches.
