@@ -26,7 +26,7 @@
 #define SYS_epoll_pwait2 441
 #endif
 
-#define SF_SYSCALL_DESC(name, NAME, family, fd)				\
+#define SF_SYSCALL_DESC(name, NAME, family, fd, fn)			\
 	[SATFEED_SC_##NAME] = { #name, SATFEED_STREAM_##family, SYS_##name },
 const struct sf_syscall_desc sf_syscalls[SATFEED_NR_SYSCALLS] = {
 	SATFEED_SYSCALLS(SF_SYSCALL_DESC)
