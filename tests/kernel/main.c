@@ -8,6 +8,8 @@
  *  fd_high_bits.c  read/write whose fd has bits above 31 set
  *  compat.c        a 32-bit child's syscall numbers
  *  proc_exit.c     a watched child's exit
+ *  send_members.c  sendfile and splice by output fd, in each attach mode;
+ *                  the per-syscall counts of a target in discovery
  * common.c holds the setup they share.
  *
  * Uses the skeleton directly and pins nothing; its maps are read and
@@ -47,5 +49,6 @@ int main(int argc, char **argv)
 	test_fd_high_bits();
 	test_compat();
 	test_proc_exit();
+	test_send_members();
 	return sf_test_summary("test_kernel");
 }

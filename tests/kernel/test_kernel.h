@@ -46,5 +46,6 @@ void test_stale_wait(void);
 void test_fd_high_bits(void);
 void test_compat(void);
 void test_proc_exit(void);
+void test_send_members(void);
 
 #endif /* __TEST_KERNEL_H */
