@@ -395,7 +395,7 @@ static void print_json(const struct args *a, const struct satfeed_target *t,
 	}
 	printf("],\"recommended\":{");
 	for (int f = 0; f < SATFEED_NR_STREAMS; f++) {
-		char names[256];
+		char why[SF_JSON_ESCAPED_LEN(sizeof(r->why[f]))];
 		bool one = true;
 
 		printf("%s\"%s\":{\"syscalls\":[", f ? "," : "",
@@ -406,10 +406,9 @@ static void print_json(const struct args *a, const struct satfeed_target *t,
 			printf("%s\"%s\"", one ? "" : ",", sf_syscalls[i].name);
 			one = false;
 		}
-		sf_json_escape(names, sizeof(names), r->why[f],
-			       sizeof(r->why[f]));
+		sf_json_escape(why, sizeof(why), r->why[f], sizeof(r->why[f]));
 		printf("],\"samples\":%llu,\"why\":%s}",
-		       (unsigned long long)r->count[f], names);
+		       (unsigned long long)r->count[f], why);
 	}
 	add_line(line, sizeof(line), a, r);
 	sf_json_escape(s, sizeof(s), line, sizeof(line));
