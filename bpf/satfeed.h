@@ -111,9 +111,10 @@ enum satfeed_syscall {
 
 /*
  * sc_mask bit 31, above every syscall: the target is being discovered
- * (satfeedctl discover).  The engine then counts every traced call of the
- * target in sf_discover[slot], per syscall, whatever the other bits say,
- * and feeds none of its streams.
+ * (satfeedctl discover).  The engine then counts each call of the syscalls
+ * its other bits select (satfeedctl sets them all) in sf_discover[slot],
+ * per syscall, and feeds none of its streams.  The hot path tests this bit
+ * only after a call matched a target and its mask: nothing else pays.
  */
 #define SATFEED_SC_DISCOVER	(1U << 31)
 _Static_assert(SATFEED_NR_SYSCALLS <= 31, "sc_mask bits are full");
