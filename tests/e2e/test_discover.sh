@@ -14,7 +14,7 @@
 #     discovery slot is gone afterwards, also after SIGINT.
 #  4. add --auto on the sendfile-mode server: the send stream then gets
 #     exactly one sample per response (send calls == sfload's replies).
-#  5. a target that makes no traced call is told so.
+#  5. a target that makes no traced call is told so; a cgroup target.
 #
 # Run as root from the repository root:  bash tests/e2e/test_discover.sh
 # Needs: make all (build/sfserver, build/sfload), bpftool, python3 >= 3.10
@@ -213,6 +213,25 @@ if start_server sendto; then
 	ASSERT_EQ "discover interrupted: exit 1" 1 "$?"
 	targets_empty "after SIGINT"
 	sf_kill "$SRV"
+fi
+
+sf_log "--- discover a cgroup ---"
+if sf_cgroup_make sf-discover-$$ && start_server rw; then
+	echo "$SRV" >"$CG_DIR/cgroup.procs"
+	sf_bg "$SFLOAD" --rate 1000 --duration 2.5 --warmup 0 "127.0.0.1:$PORT"
+	LOADP=$BG_PID
+	sleep 0.5
+	ASSERT_OK "discover --cgroup" "$CTL" discover --cgroup "$CG_DIR" --seconds 1 --json
+	J=$OUT
+	wait "$LOADP"
+	ASSERT_EQ "--cgroup: target kind and recommendation" "cgroup write read epoll_wait" \
+		"$(jget "$J" '" ".join([j["target"]["kind"]] + [",".join(j["recommended"][f]["syscalls"]) for f in ("send", "recv", "poll")])')"
+	ASSERT_MATCH "--cgroup: the add line names the directory" \
+		"add --cgroup $CG_DIR --send write" "$(jget "$J" 'j["add"]')"
+	targets_empty "after discover --cgroup"
+	sf_kill "$SRV"
+else
+	sf_fail "cgroup and server for discover --cgroup"
 fi
 
 sf_log "--- a target already watched cannot be discovered ---"
