@@ -40,10 +40,11 @@ static const char usage[] =
 "        watch a process (all its threads) or a cgroup v2 directory (every\n"
 "        task in it or below it).  LIST is a comma-separated set of syscalls\n"
 "        of that family that count (default: all of them):\n"
-"          send: sendto,sendmsg,sendmmsg,write,writev\n"
+"          send: sendto,sendmsg,sendmmsg,write,writev,sendfile,splice\n"
 "          recv: recvfrom,recvmsg,recvmmsg,read,readv\n"
 "          poll: epoll_wait,epoll_pwait,epoll_pwait2,select,pselect6,poll,ppoll\n"
-"        read/readv/write/writev count only on sockets; 'send'/'recv' mean\n"
+"        read/readv/write/writev count only on sockets, sendfile and splice\n"
+"        only when their output fd is a socket; 'send'/'recv' mean\n"
 "        sendto/recvfrom (that is what libc's send()/recv() call).\n"
 "        io_uring operations of the target's rings are members too, each\n"
 "        completion one event (every CQE of a multishot receive):\n"
@@ -52,6 +53,17 @@ static const char usage[] =
 "          recv: io_uring_recv,io_uring_recvmsg,io_uring_read,io_uring_readv\n"
 "          poll: io_uring_wait (io_uring_enter with IORING_ENTER_GETEVENTS)\n"
 "        io_uring_write/writev/read/readv count only on sockets.\n"
+"  add --auto --pid PID | --cgroup DIR [--seconds S]\n"
+"        discover (below), then add the target with the recommended sets.\n"
+"  discover --pid PID | --cgroup DIR [--seconds S] [--json]\n"
+"        count every traced call of the target for S seconds (default 5;\n"
+"        0.1 to 3600) with the engine, in a slot of its own that is removed\n"
+"        on every way out (Ctrl-C too), then print the calls, bytes and\n"
+"        failures per syscall, and per family the members that give one\n"
+"        sample per request and per response (a server that answers with\n"
+"        two calls, headers by writev and body by sendfile, keeps the one\n"
+"        whose count matches the requests), with the add line to use.  The\n"
+"        target must not be watched already; it should be serving.\n"
 "  remove --pid PID | --cgroup DIR | --all\n"
 "        stop watching; its windows are discarded.  Give one of the three.\n"
 "        A removed cgroup (shown gone) is named by the path its directory\n"
@@ -117,7 +129,8 @@ static const char usage[] =
 "EXAMPLES\n"
 "  satfeedctl add --pid $(pidof memcached) --send sendmsg --recv read\n"
 "  satfeedctl add --cgroup /sys/fs/cgroup/system.slice/nginx.service\n"
-"  satfeedctl show --json\n";
+"  satfeedctl show --json\n"
+"  satfeedctl discover --pid $(pidof nginx) --seconds 10\n";
 
 int fail(int code, const char *fmt, ...)
 {
@@ -191,6 +204,8 @@ enum cmd_flags {
 	CMD_OWN_LOCK = 1 << 6,	/* locks and opens the pins itself */
 	CMD_REPAIR = 1 << 7,	/* takes --repair */
 	CMD_EACH_VIEW = 1 << 8,	/* locks for each view it shows */
+	CMD_SECONDS = 1 << 9,	/* takes --seconds */
+	CMD_AUTO = 1 << 10,	/* takes --auto */
 };
 
 struct cmd {
@@ -200,7 +215,9 @@ struct cmd {
 };
 
 static const struct cmd cmds[] = {
-	{ "add", cmd_add, CMD_TARGET | CMD_FAMILIES | CMD_WRITE },
+	{ "add", cmd_add, CMD_TARGET | CMD_FAMILIES | CMD_WRITE | CMD_AUTO |
+			  CMD_SECONDS },
+	{ "discover", cmd_discover, CMD_TARGET | CMD_SECONDS | CMD_EACH_VIEW },
 	{ "remove", cmd_remove, CMD_TARGET | CMD_ALL | CMD_VANISHED | CMD_WRITE },
 	{ "targets", cmd_targets, 0 },
 	{ "show", cmd_show, 0 },
@@ -246,6 +263,8 @@ static const struct option long_opts[] = {
 	{ "listen", required_argument, NULL, 'l' },
 	{ "allow-remote", no_argument, NULL, 'A' },
 	{ "textfile", required_argument, NULL, 't' },
+	{ "seconds", required_argument, NULL, 's' },
+	{ "auto", no_argument, NULL, 'u' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
 };
@@ -286,6 +305,21 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 							c->flags & CMD_VANISHED);
 			if (err)
 				return err;
+			a->target_arg = optarg;
+			break;
+		case 's':
+			if (!(c->flags & CMD_SECONDS))
+				return fail(SF_EXIT_USAGE, "--seconds only applies to discover and add --auto");
+			a->seconds = strtod(optarg, &end);
+			if (*end || end == optarg ||
+			    !(a->seconds >= 0.1 && a->seconds <= 3600))
+				return fail(SF_EXIT_USAGE, "--seconds must be 0.1 to 3600 (got '%s')",
+					    optarg);
+			break;
+		case 'u':
+			if (!(c->flags & CMD_AUTO))
+				return fail(SF_EXIT_USAGE, "--auto only applies to add");
+			a->autoadd = true;
 			break;
 		case 'S':
 			fam = SATFEED_STREAM_SEND;
@@ -349,6 +383,12 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 		return fail(SF_EXIT_USAGE, "--all only applies to remove");
 	if (a->all && a->sel.kind)
 		return fail(SF_EXIT_USAGE, "give --pid, --cgroup or --all, not more than one");
+	if ((c->flags & CMD_AUTO) && !a->autoadd && a->seconds)
+		return fail(SF_EXIT_USAGE, "--seconds only applies to discover and add --auto");
+	if (a->autoadd && (fam_set[SATFEED_STREAM_SEND] ||
+			   fam_set[SATFEED_STREAM_RECV] ||
+			   fam_set[SATFEED_STREAM_POLL]))
+		return fail(SF_EXIT_USAGE, "add --auto chooses the families itself: give no --send, --recv or --poll");
 	if ((c->flags & CMD_TARGET) && !a->sel.kind &&
 	    !(a->all && (c->flags & CMD_ALL)))
 		return fail(SF_EXIT_USAGE, "%s needs --pid PID or --cgroup DIR",
@@ -370,6 +410,8 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 int main(int argc, char **argv)
 {
 	struct args a = { .interval = 1.0 };
+	int (*func)(struct sf_pins *p, const struct args *a);
+	unsigned int flags;
 	const char *root = SATFEED_DEFAULT_ROOT;
 	const struct cmd *c;
 	struct sf_pins pins;
@@ -399,19 +441,29 @@ int main(int argc, char **argv)
 	err = parse_args(argc, argv, c, &a);
 	if (err >= 0)
 		return err;
+	if (!a.seconds)
+		a.seconds = 5.0;
+	func = c->func;
+	flags = c->flags;
+	if (a.autoadd) {
+		/* discovery takes the lock for its own add and remove only:
+		 * the table stays readable and writable while it counts */
+		func = cmd_add_auto;
+		flags = (flags & ~CMD_WRITE) | CMD_EACH_VIEW;
+	}
 	if (c->flags & CMD_EXPORT)
 		return c->func(NULL, &a);
 
 	if (c->flags & CMD_OWN_LOCK)
 		return c->func(NULL, &a);
-	if (c->flags & CMD_EACH_VIEW)
+	if (flags & CMD_EACH_VIEW)
 		err = sf_pins_open(&pins, root, why, sizeof(why));
 	else
-		err = sf_pins_open_locked(&pins, root, c->flags & CMD_WRITE ?
+		err = sf_pins_open_locked(&pins, root, flags & CMD_WRITE ?
 					  LOCK_EX : LOCK_SH, why, sizeof(why));
 	if (err)
 		return fail(err, "%s", why);
-	err = c->func(&pins, &a);
+	err = func(&pins, &a);
 	sf_pins_close(&pins);
 	return err;
 }
