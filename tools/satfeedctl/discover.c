@@ -39,14 +39,22 @@ static void on_signal(int sig)
 
 static const char *src_name(__u32 src)
 {
-	if (src < SATFEED_NR_SYSCALLS)
+	static char op[SATFEED_NR_SOURCES][24];
+
+	if (src < SATFEED_SC_NR_BITS)	/* a member: syscall or io_uring */
 		return sf_syscalls[src].name;
-	return NULL;	/* io_uring ops: not counted yet */
+	if (src >= SATFEED_SRC_URING_FIRST && src < SATFEED_NR_SOURCES) {
+		/* an io_uring operation that is not a member */
+		snprintf(op[src], sizeof(op[src]), "io_uring_op%u",
+			 src - SATFEED_SRC_URING_FIRST);
+		return op[src];
+	}
+	return NULL;
 }
 
 static int src_family(__u32 src)
 {
-	if (src < SATFEED_NR_SYSCALLS)
+	if (src < SATFEED_SC_NR_BITS && sf_syscalls[src].name)
 		return sf_syscalls[src].family;
 	return -1;
 }
@@ -54,7 +62,8 @@ static int src_family(__u32 src)
 /* The bit of src in sc_mask, 0 for a source that --send etc. cannot name. */
 static __u32 src_bit(__u32 src)
 {
-	return src < SATFEED_NR_SYSCALLS ? 1U << src : 0;
+	return src < SATFEED_SC_NR_BITS && sf_syscalls[src].name ?
+	       1U << src : 0;
 }
 
 static bool src_seen(const struct satfeed_discover_count *c)
@@ -284,8 +293,9 @@ static __u32 recommended_mask(const struct recommend *r)
 			mask |= r->mask[f];
 			continue;
 		}
-		for (int i = 0; i < SATFEED_NR_SYSCALLS; i++)
-			if (sf_syscalls[i].family == f && sf_syscalls[i].nr >= 0)
+		for (int i = 0; i < SATFEED_SC_NR_BITS; i++)
+			if (sf_syscalls[i].name &&
+			    sf_syscalls[i].family == f && sf_syscalls[i].nr != -1)
 				mask |= 1U << i;
 	}
 	return mask;
@@ -382,7 +392,7 @@ static void print_json(const struct args *a, const struct satfeed_target *t,
 		       "\"eagain\":%llu,\"errors\":%llu,\"not_socket\":%llu,"
 		       "\"wait_ns\":%llu}",
 		       first ? "" : ",", src_name(i),
-		       sf_stream_names[src_family(i)],
+		       src_family(i) >= 0 ? sf_stream_names[src_family(i)] : "other",
 		       (unsigned long long)c->calls,
 		       (unsigned long long)c->moved,
 		       (unsigned long long)c->bytes,
@@ -400,8 +410,8 @@ static void print_json(const struct args *a, const struct satfeed_target *t,
 
 		printf("%s\"%s\":{\"syscalls\":[", f ? "," : "",
 		       sf_stream_names[f]);
-		for (int i = 0; i < SATFEED_NR_SYSCALLS; i++) {
-			if (!(r->mask[f] & (1U << i)))
+		for (int i = 0; i < SATFEED_SC_NR_BITS; i++) {
+			if (!(r->mask[f] & (1U << i)) || !sf_syscalls[i].name)
 				continue;
 			printf("%s\"%s\"", one ? "" : ",", sf_syscalls[i].name);
 			one = false;
