@@ -306,8 +306,9 @@ static const char cannot_see[] =
 	"writev, sendfile, splice to a socket), the recv family (recvfrom,\n"
 	"recvmsg, recvmmsg; read, readv from a socket) and the waits\n"
 	"(epoll_wait, epoll_pwait, epoll_pwait2, select, pselect6, poll,\n"
-	"ppoll) of the target's threads.  It cannot see: io_uring operations,\n"
-	"32-bit (compat) calls, other syscalls (recv into a pipe by splice,\n"
+	"ppoll) of the target's threads, and the operations its io_uring\n"
+	"rings complete and its io_uring_enter waits.  It cannot see: 32-bit\n"
+	"(compat) calls, other syscalls (recv into a pipe by splice,\n"
 	"vmsplice, tee, aio), work done by another process (a worker outside a\n"
 	"--pid target: watch its cgroup instead), or a server that was idle:\n"
 	"send it requests while discovering.\n";
@@ -330,18 +331,22 @@ static void print_text(const struct args *a, const struct satfeed_target *t,
 		printf("no traced call in %.2f s.\n%s", secs, cannot_see);
 		return;
 	}
-	printf("%-6s %-13s %10s %10s %12s %8s %8s %8s %10s %9s\n", "FAMILY",
+	printf("%-6s %-19s %10s %10s %12s %8s %8s %8s %10s %9s\n", "FAMILY",
 	       "CALL", "CALLS", "MOVED", "BYTES", "ZERO", "EAGAIN", "ERRORS",
 	       "NOT-SOCKET", "PER-S");
-	for (int f = 0; f < SATFEED_NR_STREAMS; f++) {
+	/* f == SATFEED_NR_STREAMS: the io_uring operations of no family */
+	for (int f = 0; f <= SATFEED_NR_STREAMS; f++) {
 		for (__u32 s = 0; s < SATFEED_NR_SOURCES; s++) {
 			const struct satfeed_discover_count *c = &d->src[s];
 
-			if (src_family(s) != f || !src_name(s) ||
-			    !src_seen(c))
+			if ((f < SATFEED_NR_STREAMS ? src_family(s) != f :
+						      src_family(s) >= 0) ||
+			    !src_name(s) || !src_seen(c))
 				continue;
-			printf("%-6s %-13s %10llu %10llu %12llu %8llu %8llu %8llu %10llu %9.1f",
-			       sf_stream_names[f], src_name(s),
+			printf("%-6s %-19s %10llu %10llu %12llu %8llu %8llu %8llu %10llu %9.1f",
+			       f < SATFEED_NR_STREAMS ? sf_stream_names[f] :
+							"other",
+			       src_name(s),
 			       (unsigned long long)c->calls,
 			       (unsigned long long)c->moved,
 			       (unsigned long long)c->bytes,
