@@ -104,7 +104,7 @@ fi
 T=$TRAFFIC_PID
 ASSERT_OK "add --send sendfile,splice" "$CTL" add --pid "$T" --send sendfile,splice
 ASSERT_EQ "targets --json: syscalls" \
-	"sendfile,splice,recvfrom,recvmsg,recvmmsg,read,readv,epoll_wait,epoll_pwait,epoll_pwait2,select,pselect6,poll,ppoll" \
+	"sendfile,splice,recvfrom,recvmsg,recvmmsg,read,readv,epoll_wait,epoll_pwait,epoll_pwait2,select,pselect6,poll,ppoll,io_uring_recv,io_uring_recvmsg,io_uring_read,io_uring_readv,io_uring_wait" \
 	"$(jget "$("$CTL" targets --json)" 'j["targets"][0]["syscalls"]')"
 ASSERT_TRUE "traffic: sendfile 300" sf_traffic sendfile 300
 ASSERT_TRUE "traffic: sendfile_file 200" sf_traffic sendfile_file 200
