@@ -225,10 +225,10 @@ int BPF_PROG(understudy, struct pt_regs *regs)				\
 	return SF_UNDERSTUDY(SATFEED_HOOK_FENTRY + sc, regs,		\
 			     sf_wait_enter(sc));			\
 }
-#define SF_FEXIT(name, NAME, family, fd)				\
+#define SF_FEXIT(name, NAME, family, fd, fn)				\
 	SF_FEXIT_PROG(SATFEED_FEXIT_PROG(name),				\
 		      SATFEED_FEXIT_UNDERSTUDY(name), SATFEED_SC_##NAME)
-#define SF_FENTRY(name, NAME, family, fd)				\
+#define SF_FENTRY(name, NAME, family, fd, fn)			\
 	SF_FENTRY_PROG(SATFEED_FENTRY_PROG(name),			\
 		       SATFEED_FENTRY_UNDERSTUDY(name), SATFEED_SC_##NAME)
 

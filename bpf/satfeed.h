@@ -33,6 +33,10 @@
  * 1000 sends, smoothed over send windows).  io_uring members of sc_mask
  * (SATFEED_SC_URING_FIRST and up: operations a target's rings complete,
  * and the io_uring_enter wait).
+ * Also 3: sendfile and splice in the send family (counted when their output
+ * fd is a socket), which renumbers the sc_mask bits from recvfrom on; the
+ * discovery of a target's calls (SATFEED_SC_DISCOVER in sc_mask, pinned
+ * sf_discover).
  */
 #define SATFEED_ABI_VERSION	3
 
@@ -47,6 +51,7 @@
 #define SATFEED_PIN_POLL_START	"sf_poll_start"	/* task storage, engine private */
 #define SATFEED_PIN_UNDERSTUDY	"sf_understudy"	/* per-CPU array[1] of satfeed_understudy */
 #define SATFEED_PIN_VERDICT	"sf_verdict"	/* array[max_targets] of satfeed_verdict */
+#define SATFEED_PIN_DISCOVER	"sf_discover"	/* array[max_targets] of satfeed_discover */
 #define SATFEED_PIN_PROGS	"progs"		/* directory of pinned programs */
 #define SATFEED_PIN_LINKS	"links"		/* directory of pinned links */
 
@@ -75,11 +80,13 @@ enum satfeed_stream_id {
  * Syscalls satfeed can count, as bit numbers of satfeed_target.sc_mask, in
  * the order of the list in satfeed_syscalls.h.  A syscall always belongs to
  * the family of its name; the per-target mask chooses which members of each
- * family count.  read/readv/write/writev (SATFEED_SC_SOCKET_FD) count only
- * when the fd is a socket.  libc's send()/recv() are sendto/recvfrom.
- * The io_uring members follow below (SATFEED_SC_URING_FIRST).
+ * family count.  read/readv/write/writev/sendfile/splice
+ * (SATFEED_SC_SOCKET_FD) count only when their fd (the output fd for
+ * sendfile and splice) is a socket.  libc's send()/recv() are
+ * sendto/recvfrom.  The io_uring members follow below
+ * (SATFEED_SC_URING_FIRST).
  */
-#define SATFEED_SC_ENUM(name, NAME, family, fd) SATFEED_SC_##NAME,
+#define SATFEED_SC_ENUM(name, NAME, family, fd, fn) SATFEED_SC_##NAME,
 enum satfeed_syscall {
 	SATFEED_SYSCALLS(SATFEED_SC_ENUM)
 	SATFEED_NR_SYSCALLS,
@@ -134,14 +141,34 @@ _Static_assert(SATFEED_NR_SYSCALLS <= SATFEED_SC_URING_FIRST,
 SATFEED_URING_OPS(SATFEED_UR_FAMILY_CHECK)
 #undef SATFEED_UR_FAMILY_CHECK
 
-/* The syscalls that count only on a socket fd, as an sc_mask. */
+/*
+ * The syscalls that count only on a socket fd, as an sc_mask, and of those
+ * the ones whose socket fd is their third argument (splice's fd_out).
+ */
 #define SATFEED_SC_FD_ANY(NAME)		0
-#define SATFEED_SC_FD_SOCKET(NAME)	(1U << SATFEED_SC_##NAME)
-#define SATFEED_SC_FD_BIT(name, NAME, family, fd) | SATFEED_SC_##fd(NAME)
+#define SATFEED_SC_FD_SOCKET0(NAME)	(1U << SATFEED_SC_##NAME)
+#define SATFEED_SC_FD_SOCKET2(NAME)	(1U << SATFEED_SC_##NAME)
+#define SATFEED_SC_FD_BIT(name, NAME, family, fd, fn) | SATFEED_SC_##fd(NAME)
 #define SATFEED_SC_SOCKET_FD	(0 SATFEED_SYSCALLS(SATFEED_SC_FD_BIT))
+#define SATFEED_SC_ARG2_FD_ANY(NAME)	 0
+#define SATFEED_SC_ARG2_FD_SOCKET0(NAME) 0
+#define SATFEED_SC_ARG2_FD_SOCKET2(NAME) (1U << SATFEED_SC_##NAME)
+#define SATFEED_SC_ARG2_BIT(name, NAME, family, fd, fn)			\
+	| SATFEED_SC_ARG2_##fd(NAME)
+#define SATFEED_SC_FD_ARG2	(0 SATFEED_SYSCALLS(SATFEED_SC_ARG2_BIT))
+
+/*
+ * sc_mask bit 31, above every syscall: the target is being discovered
+ * (satfeedctl discover).  The engine then counts each call of the syscalls
+ * its other bits select (satfeedctl sets them all) in sf_discover[slot],
+ * per syscall, and feeds none of its streams.  The hot path tests this bit
+ * only after a call matched a target and its mask: nothing else pays.
+ */
+#define SATFEED_SC_DISCOVER	(1U << 31)
+_Static_assert(SATFEED_NR_SYSCALLS <= 31, "sc_mask bits are full");
 
 /* Each family is one run of the list, in the order send, recv, poll. */
-#define SATFEED_SC_FAMILY_CHECK(name, NAME, family, fd)			\
+#define SATFEED_SC_FAMILY_CHECK(name, NAME, family, fd, fn)		\
 	_Static_assert((SATFEED_SC_##NAME >= SATFEED_SC_POLL_FIRST ?	\
 			SATFEED_STREAM_POLL :				\
 			SATFEED_SC_##NAME >= SATFEED_SC_RECV_FIRST ?	\
@@ -431,8 +458,44 @@ struct satfeed_stream {
 	__u64 errors;		/* atomic: calls that failed, other than EAGAIN */
 	__u64 eagain;		/* atomic: calls that failed with EAGAIN */
 	__u64 zero_bytes;	/* atomic: calls that returned 0 (moved nothing) */
-	__u64 not_socket;	/* atomic: read/write family calls on non-sockets */
+	__u64 not_socket;	/* atomic: socket-fd members' calls (read/write
+				 * family; sendfile, splice by output fd)
+				 * on non-sockets */
 	struct satfeed_window hist[SATFEED_HISTORY];
+};
+
+/*
+ * satfeed_discover: sf_discover[slot], what a target in discovery
+ * (SATFEED_SC_DISCOVER) did, per source of events.  A source is a syscall
+ * of the list (enum satfeed_syscall, 0 to SATFEED_NR_SYSCALLS - 1) or,
+ * from SATFEED_SRC_URING_FIRST on, an io_uring operation, so that each
+ * hook adds its own sources without a change of layout.  satfeedctl
+ * resets the entry for the target's generation when it adds the target;
+ * the engine adds to the counters of its generation only, atomically.
+ */
+#define SATFEED_SRC_URING_FIRST	32	/* io_uring op N is source 32 + N */
+#define SATFEED_NR_SOURCES	96
+struct satfeed_discover_count {
+	__u64 calls;		/* calls that returned (waits: ended) */
+	__u64 moved;		/* of them, returned > 0: moved at least one
+				 * byte (waits: returned events) */
+	__u64 bytes;		/* sum of those returns: bytes moved (waits:
+				 * events, or ready fds) */
+	__u64 zero;		/* returned 0: nothing moved (waits: timed
+				 * out) */
+	__u64 eagain;		/* failed with EAGAIN */
+	__u64 errors;		/* failed otherwise */
+	__u64 not_socket;	/* socket-fd members: calls whose fd (the
+				 * output for sendfile, splice) was not a
+				 * socket; not in the counts above */
+	__u64 wait_ns;		/* waits: time spent in them, ns */
+};
+
+struct satfeed_discover {
+	__u32 gen;		/* satfeed_target.gen it belongs to */
+	__u32 reserved;
+	__u64 start_ns;		/* when satfeedctl reset it */
+	struct satfeed_discover_count src[SATFEED_NR_SOURCES];
 };
 
 /*

@@ -65,6 +65,8 @@ struct sf_wait {
 	__u32 slot;
 	__u32 gen;
 	__u64 run_delay;	/* the thread's sched_info.run_delay at entry */
+	__u32 discover;		/* the target is in discovery */
+	__u32 reserved;
 };
 
 struct {
@@ -73,6 +75,14 @@ struct {
 	__type(key, int);
 	__type(value, struct sf_wait);
 } sf_poll_start SEC(".maps");
+
+/* Discovery counts (satfeed.h, struct satfeed_discover). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SATFEED_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct satfeed_discover);
+} sf_discover SEC(".maps");
 
 /*
  * The understudy protocol (bpf/satfeed.bpf.c, "Exactness and preemption"):
@@ -426,6 +436,29 @@ static __always_inline unsigned long sf_regs_arg0(struct pt_regs *regs)
 #endif
 }
 
+static __always_inline unsigned long sf_regs_arg2(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return regs->dx;
+#elif defined(__TARGET_ARCH_arm64)
+	return regs->regs[2];
+#endif
+}
+
+/*
+ * The fd that must be a socket for syscall sc to count (SATFEED_SC_SOCKET_FD
+ * members), as the kernel takes it: the low 32 bits (unsigned int fd of
+ * read/write, fdget() of the long of readv/writev, int of sendfile/splice).
+ * Argument 0, or argument 2 for splice (fd_out): the list says which.
+ */
+static __always_inline unsigned int sf_socket_fd(__u32 sc,
+						 struct pt_regs *regs)
+{
+	if (SATFEED_SC_FD_ARG2 & (1U << sc))
+		return (unsigned int)sf_regs_arg2(regs);
+	return (unsigned int)sf_regs_arg0(regs);
+}
+
 static __always_inline long sf_regs_nr(struct pt_regs *regs)
 {
 #if defined(__TARGET_ARCH_x86)
@@ -487,6 +520,7 @@ static __always_inline int sf_wait_enter(__u32 sc)
 	w->slot = hit.slot;
 	w->gen = hit.gen;
 	w->run_delay = sf_run_delay(task);
+	w->discover = !!(hit.sc_mask & SATFEED_SC_DISCOVER);
 	w->start_ns = bpf_ktime_get_ns();
 	return 0;
 }
@@ -534,6 +568,49 @@ static __always_inline void sf_count(__u32 slot, __u32 stream, __u32 gen,
 		__sync_fetch_and_add(&s->zero_bytes, 1);
 }
 
+/* ---- discovery: a target whose sc_mask has SATFEED_SC_DISCOVER ----
+ *
+ * Its calls reach here instead of its streams: per source (a syscall, or an
+ * io_uring op from SATFEED_SRC_URING_FIRST on), how many returned, moved
+ * bytes, failed, and how much they moved.  No lock and no window: atomic
+ * adds only, and only for a target in discovery, which lasts seconds.  Every
+ * other target and process pays nothing for it but the test of the bit
+ * after its sc_mask check.
+ *
+ * One call of source src of the target (slot, gen) returned ret; a wait
+ * took wait_ns.  not_socket: a socket-fd member whose fd was not a socket.
+ */
+static __always_inline void sf_discover_count(__u32 slot, __u32 gen,
+					      __u32 src, long ret,
+					      bool not_socket, __u64 wait_ns)
+{
+	struct satfeed_discover_count *c;
+	struct satfeed_discover *d;
+
+	d = bpf_map_lookup_elem(&sf_discover, &slot);
+	if (!d || *(volatile __u32 *)&d->gen != gen ||
+	    src >= SATFEED_NR_SOURCES)
+		return;
+	c = &d->src[src];
+	if (not_socket) {
+		__sync_fetch_and_add(&c->not_socket, 1);
+		return;
+	}
+	__sync_fetch_and_add(&c->calls, 1);
+	if (wait_ns)
+		__sync_fetch_and_add(&c->wait_ns, wait_ns);
+	if (ret > 0) {
+		__sync_fetch_and_add(&c->moved, 1);
+		__sync_fetch_and_add(&c->bytes, ret);
+	} else if (ret == 0) {
+		__sync_fetch_and_add(&c->zero, 1);
+	} else if (ret == -SF_EAGAIN) {
+		__sync_fetch_and_add(&c->eagain, 1);
+	} else {
+		__sync_fetch_and_add(&c->errors, 1);
+	}
+}
+
 /* Any traced syscall returns on the current thread. */
 static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 					 long ret)
@@ -560,6 +637,11 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 			return 0;
 		start = w->start_ns;
 		w->start_ns = 0;
+		if (w->discover) {
+			sf_discover_count(w->slot, w->gen, sc, ret, false,
+					  bpf_ktime_get_ns() - start);
+			return 0;
+		}
 		if (ret < 0) {
 			sf_count(w->slot, SATFEED_STREAM_POLL, w->gen, ret);
 			return 0;
@@ -578,14 +660,14 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 		stream = sc >= SATFEED_SC_RECV_FIRST ? SATFEED_STREAM_RECV :
 						       SATFEED_STREAM_SEND;
 		if (SATFEED_SC_SOCKET_FD & (1U << sc)) {
-			/* the fd as the kernel takes it: the low 32 bits
-			 * (unsigned int fd of read/write, fdget() of
-			 * readv/writev's long) */
-			unsigned int fd = sf_regs_arg0(regs);
-
-			if (!sf_fd_is_socket(task, fd)) {
+			if (!sf_fd_is_socket(task, sf_socket_fd(sc, regs))) {
 				struct satfeed_stream *s;
 
+				if (hit.sc_mask & SATFEED_SC_DISCOVER) {
+					sf_discover_count(hit.slot, hit.gen,
+							  sc, ret, true, 0);
+					return 0;
+				}
 				s = sf_stream_of_gen(hit.slot, stream,
 						     hit.gen);
 				if (s)
@@ -593,6 +675,11 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 							     1);
 				return 0;
 			}
+		}
+		if (hit.sc_mask & SATFEED_SC_DISCOVER) {
+			sf_discover_count(hit.slot, hit.gen, sc, ret, false,
+					  0);
+			return 0;
 		}
 		if (ret <= 0) {
 			sf_count(hit.slot, stream, hit.gen, ret);

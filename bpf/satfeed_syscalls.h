@@ -2,15 +2,22 @@
 /*
  * satfeed_syscalls.h - the syscalls satfeed traces, listed once.
  *
- * SATFEED_SYSCALLS(X) expands X(name, NAME, family, fd) for each of them, in
- * the order of enum satfeed_syscall:
- *   name    the syscall: its wrapper __<arch>_sys_<name> (the fentry attach
- *           mode's target), its programs' names and its name in satfeedctl
+ * SATFEED_SYSCALLS(X) expands X(name, NAME, family, fd, fn) for each of
+ * them, in the order of enum satfeed_syscall:
+ *   name    the syscall as user space names it (SYS_<name>): its programs'
+ *           names and its name in satfeedctl
  *   NAME    its enum value is SATFEED_SC_<NAME>, its bit in sc_mask
  *   family  SEND, RECV or POLL: the stream it feeds, SATFEED_STREAM_<family>.
  *           The POLL family are the waits: they are timed from entry to exit
- *   fd      FD_SOCKET: counted only when its fd (first argument) is a
- *           socket; FD_ANY: always
+ *   fd      FD_ANY: always counted; FD_SOCKET0 / FD_SOCKET2: counted only
+ *           when its argument 0 / argument 2 is a socket fd (read/write:
+ *           the fd; sendfile: out_fd; splice: fd_out, the output)
+ *   fn      the kernel's function for it, SYSCALL_DEFINE(fn): the fentry
+ *           attach mode hooks its wrapper __<arch>_sys_<fn>.  It differs
+ *           from name for sendfile only: the 64-bit syscall tables (x86-64,
+ *           arm64) map sendfile to sys_sendfile64 and have no separate
+ *           sendfile64 syscall; __x64_sys_sendfile exists but only the
+ *           32-bit table reaches it.
  * SATFEED_WAIT_SYSCALLS(X) expands X the same way for the waits only.
  *
  * The order is part of the contract (sc_mask bit numbers): the families are
@@ -29,29 +36,31 @@
 #define __SATFEED_SYSCALLS_H
 
 #define SATFEED_SYSCALL_TABLE(EACH, X)					\
-	EACH(X, sendto,		SENDTO,		SEND, FD_ANY)		\
-	EACH(X, sendmsg,	SENDMSG,	SEND, FD_ANY)		\
-	EACH(X, sendmmsg,	SENDMMSG,	SEND, FD_ANY)		\
-	EACH(X, write,		WRITE,		SEND, FD_SOCKET)	\
-	EACH(X, writev,		WRITEV,		SEND, FD_SOCKET)	\
-	EACH(X, recvfrom,	RECVFROM,	RECV, FD_ANY)		\
-	EACH(X, recvmsg,	RECVMSG,	RECV, FD_ANY)		\
-	EACH(X, recvmmsg,	RECVMMSG,	RECV, FD_ANY)		\
-	EACH(X, read,		READ,		RECV, FD_SOCKET)	\
-	EACH(X, readv,		READV,		RECV, FD_SOCKET)	\
-	EACH(X, epoll_wait,	EPOLL_WAIT,	POLL, FD_ANY)		\
-	EACH(X, epoll_pwait,	EPOLL_PWAIT,	POLL, FD_ANY)		\
-	EACH(X, epoll_pwait2,	EPOLL_PWAIT2,	POLL, FD_ANY)		\
-	EACH(X, select,		SELECT,		POLL, FD_ANY)		\
-	EACH(X, pselect6,	PSELECT6,	POLL, FD_ANY)		\
-	EACH(X, poll,		POLL,		POLL, FD_ANY)		\
-	EACH(X, ppoll,		PPOLL,		POLL, FD_ANY)
+	EACH(X, sendto,		SENDTO,		SEND, FD_ANY,		sendto) \
+	EACH(X, sendmsg,	SENDMSG,	SEND, FD_ANY,		sendmsg) \
+	EACH(X, sendmmsg,	SENDMMSG,	SEND, FD_ANY,		sendmmsg) \
+	EACH(X, write,		WRITE,		SEND, FD_SOCKET0,	write) \
+	EACH(X, writev,		WRITEV,		SEND, FD_SOCKET0,	writev) \
+	EACH(X, sendfile,	SENDFILE,	SEND, FD_SOCKET0,	sendfile64) \
+	EACH(X, splice,		SPLICE,		SEND, FD_SOCKET2,	splice) \
+	EACH(X, recvfrom,	RECVFROM,	RECV, FD_ANY,		recvfrom) \
+	EACH(X, recvmsg,	RECVMSG,	RECV, FD_ANY,		recvmsg) \
+	EACH(X, recvmmsg,	RECVMMSG,	RECV, FD_ANY,		recvmmsg) \
+	EACH(X, read,		READ,		RECV, FD_SOCKET0,	read) \
+	EACH(X, readv,		READV,		RECV, FD_SOCKET0,	readv) \
+	EACH(X, epoll_wait,	EPOLL_WAIT,	POLL, FD_ANY,		epoll_wait) \
+	EACH(X, epoll_pwait,	EPOLL_PWAIT,	POLL, FD_ANY,		epoll_pwait) \
+	EACH(X, epoll_pwait2,	EPOLL_PWAIT2,	POLL, FD_ANY,		epoll_pwait2) \
+	EACH(X, select,		SELECT,		POLL, FD_ANY,		select) \
+	EACH(X, pselect6,	PSELECT6,	POLL, FD_ANY,		pselect6) \
+	EACH(X, poll,		POLL,		POLL, FD_ANY,		poll) \
+	EACH(X, ppoll,		PPOLL,		POLL, FD_ANY,		ppoll)
 
 /* EACH for SATFEED_SYSCALLS: every entry */
 #define SATFEED_SC_EACH(X, ...)		X(__VA_ARGS__)
 /* EACH for SATFEED_WAIT_SYSCALLS: the POLL family's entries */
-#define SATFEED_SC_EACH_WAIT(X, name, NAME, family, fd)		\
-	SATFEED_SC_IF_WAIT_##family(X, name, NAME, family, fd)
+#define SATFEED_SC_EACH_WAIT(X, name, NAME, family, fd, fn)		\
+	SATFEED_SC_IF_WAIT_##family(X, name, NAME, family, fd, fn)
 #define SATFEED_SC_IF_WAIT_SEND(X, ...)
 #define SATFEED_SC_IF_WAIT_RECV(X, ...)
 #define SATFEED_SC_IF_WAIT_POLL(X, ...)	X(__VA_ARGS__)
@@ -142,7 +151,7 @@
 	"sf_sys_enter_u", "sf_sys_exit_u", SATFEED_URING_PROG_NAMES
 
 #if !defined(__bpf__) && !defined(__KERNEL__)
-/* user space: the fentry mode attaches to SATFEED_SYSCALL_PREFIX "<name>" */
+/* user space: the fentry mode attaches to SATFEED_SYSCALL_PREFIX "<fn>" */
 #if defined(__x86_64__)
 #define SATFEED_SYSCALL_PREFIX "__x64_sys_"
 #elif defined(__aarch64__)

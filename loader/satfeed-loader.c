@@ -466,6 +466,10 @@ static void carry_targets(struct satfeed_bpf *skel, int *carried,
 			(*dropped)++;	/* its process exited */
 			continue;
 		}
+		/* a discovery belongs to the satfeedctl that runs it, which
+		 * removes it from the engine it added it to */
+		if (t.sc_mask & SATFEED_SC_DISCOVER)
+			continue;
 		sel.kind = t.kind;
 		sel.id = t.id;
 		sel.level = t.level;

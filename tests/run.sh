@@ -16,6 +16,7 @@ suites=(
 	"bash tests/e2e/test_tools.sh"
 	"bash tests/e2e/test_cli.sh"
 	"bash tests/e2e/test_cli_edges.sh"
+	"bash tests/e2e/test_discover.sh"
 	"bash tests/e2e/test_hardening.sh"
 	"bash tests/e2e/test_report.sh"
 	"bash tests/e2e/test_export.sh"

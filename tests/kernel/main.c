@@ -10,6 +10,8 @@
  *  compat.c        a 32-bit child's syscall numbers
  *  proc_exit.c     a watched child's exit
  *  uring.c         io_uring operations and waits, counted exactly
+ *  send_members.c  sendfile and splice by output fd, in each attach mode;
+ *                  the per-syscall counts of a target in discovery
  * common.c holds the setup they share.
  *
  * Uses the skeleton directly and pins nothing; its maps are read and
@@ -55,5 +57,6 @@ int main(int argc, char **argv)
 	test_compat();
 	test_proc_exit();
 	test_uring();
+	test_send_members();
 	return sf_test_summary("test_kernel");
 }

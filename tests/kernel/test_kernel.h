@@ -49,5 +49,6 @@ void test_fd_high_bits(void);
 void test_compat(void);
 void test_proc_exit(void);
 void test_uring(void);
+void test_send_members(void);
 
 #endif /* __TEST_KERNEL_H */

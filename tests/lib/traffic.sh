@@ -8,6 +8,12 @@
 #   sendto N    send() 1 byte (sendto(2)) + recv() it (recvfrom(2))
 #   sendmsg N   sendmsg(2) 1 byte + recvmsg(2) it
 #   write N     write(2) 1 byte on the socket + read(2) it
+#   sendfile N  sendfile(2) 1 byte from a file to the socket + recv() it
+#   sendfile_file N  sendfile(2) 1 byte from a file into another file
+#   splice N    write(2) 1 byte to a pipe, splice(2) it to the socket,
+#               recv() it
+#   splice_pipe N  send() 1 byte, splice(2) it from the socket into the
+#               pipe, read(2) it from the pipe
 #   pselect N   select.select() with timeout 0 (glibc: pselect6(2))
 #   poll N      select.poll().poll(0) (poll(2))
 #   epoll N     select.epoll().poll(0) (epoll_wait(2))

@@ -73,6 +73,26 @@ echo "engine-test: served=$served send: calls=$calls seq=$seq pending=$pending; 
 [ "${rcalls:-0}" -gt 0 ] && [ "${pcalls:-0}" -gt 0 ] &&
 	ok "fentry: recv and poll streams counted" ||
 	bad "fentry: recv $rcalls / poll $pcalls calls"
+# sendfile (hooked at __x64_sys_sendfile64) and splice in fentry mode: the
+# server's one send member per response counts exactly its replies
+for io in splice:splice sendfile:sendfile; do
+	mode=${io%%:*} member=${io#*:}
+	rm -f /tmp/port
+	sfserver --port 0 --port-file /tmp/port --io "$mode" > /tmp/server.out &
+	SP=$!
+	for _ in $(seq 50); do [ -s /tmp/port ] && break; sleep 0.1; done
+	satfeedctl add --pid $SP --send "$member" >/dev/null ||
+		bad "add --send $member"
+	replies=$(sfload --rate 300 --duration 2 --warmup 0 \
+		127.0.0.1:$(cat /tmp/port) | sed -n 's/.*replies \([0-9]*\).*/\1/p')
+	sleep 0.3
+	calls=$(satfeedctl show --json | field send calls)
+	kill -TERM $SP; wait $SP
+	[ -n "$replies" ] && [ "$replies" -gt 0 ] && [ "$calls" = "$replies" ] &&
+		ok "fentry: --io $mode: $member calls == replies ($replies)" ||
+		bad "fentry: --io $mode: $member calls $calls != replies $replies"
+	satfeedctl remove --all >/dev/null
+done
 satfeed-loader unload >/dev/null && ok "unload" || bad "unload"
 [ -z "$(ls -A /sys/fs/bpf)" ] && ok "bpffs empty" || bad "bpffs not empty"
 

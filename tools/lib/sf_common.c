@@ -27,7 +27,7 @@
 #define SYS_epoll_pwait2 441
 #endif
 
-#define SF_SYSCALL_DESC(name, NAME, family, fd)				\
+#define SF_SYSCALL_DESC(name, NAME, family, fd, fn)			\
 	[SATFEED_SC_##NAME] = { #name, SATFEED_STREAM_##family, SYS_##name },
 #define SF_URING_DESC(name, NAME, family, fd)				\
 	[SATFEED_SC_URING_BIT(NAME)] = { "io_uring_" #name,		\

@@ -12,13 +12,13 @@
 #include "sf_common.h"
 #include "sf_engine.h"
 
-#define SF_HOOK_FEXIT(name, NAME, family, fd)				\
+#define SF_HOOK_FEXIT(name, NAME, family, fd, fn)			\
 	{ SATFEED_FEXIT_PROG_NAME(name), SATFEED_FEXIT_UNDERSTUDY_NAME(name), \
-	  #name, SATFEED_HOOK_FEXIT + SATFEED_SC_##NAME,		\
+	  #fn, SATFEED_HOOK_FEXIT + SATFEED_SC_##NAME,		\
 	  SATFEED_ATTACH_FENTRY },
-#define SF_HOOK_FENTRY(name, NAME, family, fd)				\
+#define SF_HOOK_FENTRY(name, NAME, family, fd, fn)			\
 	{ SATFEED_FENTRY_PROG_NAME(name),				\
-	  SATFEED_FENTRY_UNDERSTUDY_NAME(name), #name,			\
+	  SATFEED_FENTRY_UNDERSTUDY_NAME(name), #fn,			\
 	  SATFEED_HOOK_FENTRY + SATFEED_SC_##NAME, SATFEED_ATTACH_FENTRY },
 const struct sf_hook sf_hooks[] = {
 	{ "sf_sys_enter", "sf_sys_enter_u", NULL, SATFEED_HOOK_SYS_ENTER,

@@ -29,7 +29,8 @@ struct bpf_object_skeleton;
 struct sf_hook {
 	const char *primary;	/* program (and pin) name */
 	const char *understudy;	/* its understudy's name */
-	const char *syscall;	/* fentry mode: the syscall it attaches to */
+	const char *syscall;	/* fentry mode: the kernel function (fn column
+				 * of satfeed_syscalls.h) it attaches to */
 	__u32 hook;		/* enum satfeed_hook */
 	__u32 mode;		/* enum satfeed_attach */
 };

@@ -47,6 +47,8 @@ static const struct pin_shape shapes[] = {
 	  sizeof(__u64), sizeof(struct satfeed_index), 1 },
 	{ SATFEED_PIN_VERDICT, FD_OFF(verdict_fd), BPF_MAP_TYPE_ARRAY,
 	  sizeof(__u32), sizeof(struct satfeed_verdict), 1 },
+	{ SATFEED_PIN_DISCOVER, FD_OFF(discover_fd), BPF_MAP_TYPE_ARRAY,
+	  sizeof(__u32), sizeof(struct satfeed_discover), 1 },
 };
 
 #define NR_SHAPES (sizeof(shapes) / sizeof(shapes[0]))
@@ -391,4 +393,18 @@ int sf_stream_reset(const struct sf_pins *p, __u32 slot, __u32 stream,
 
 	return bpf_map_update_elem(p->streams_fd, &key, &s, BPF_F_LOCK) ?
 		       -errno : 0;
+}
+
+int sf_discover_read(const struct sf_pins *p, __u32 slot,
+		     struct satfeed_discover *d)
+{
+	return bpf_map_lookup_elem(p->discover_fd, &slot, d) ? -errno : 0;
+}
+
+int sf_discover_reset(const struct sf_pins *p, __u32 slot, __u32 gen)
+{
+	struct satfeed_discover d = { .gen = gen,
+				      .start_ns = sf_now_mono_ns() };
+
+	return bpf_map_update_elem(p->discover_fd, &slot, &d, 0) ? -errno : 0;
 }

@@ -37,6 +37,7 @@ struct sf_pins {
 	int pid_index_fd;
 	int cgrp_index_fd;
 	int verdict_fd;
+	int discover_fd;
 	struct satfeed_info info;
 	int lock_fd;		/* the root lock held with the pins, or -1 */
 	int lock_how;		/* LOCK_SH or LOCK_EX, when lock_fd >= 0 */
@@ -135,6 +136,18 @@ struct sf_target_view {
  */
 int sf_target_view_next(const struct sf_pins *p, __u32 *slot,
 			struct sf_target_view *v);
+
+/*
+ * The discovery counts of target slot `slot` (sf_discover).  0 or -errno.
+ */
+int sf_discover_read(const struct sf_pins *p, __u32 slot,
+		     struct satfeed_discover *d);
+
+/*
+ * Empty slot's discovery counts for generation gen: the engine adds only to
+ * the counts of its target's generation.  0 or -errno.
+ */
+int sf_discover_reset(const struct sf_pins *p, __u32 slot, __u32 gen);
 
 /*
  * Empty the stream for generation gen, under its lock: the engine drops

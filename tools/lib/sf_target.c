@@ -469,6 +469,12 @@ static int publish(const struct sf_pins *p, __u32 slot,
 			return SF_EXIT_ERROR;
 		}
 	}
+	err = sf_discover_reset(p, slot, t->gen);
+	if (err) {
+		snprintf(why, len, "cannot reset the discovery counts: %s",
+			 strerror(-err));
+		return SF_EXIT_ERROR;
+	}
 	err = index_insert(p, sel, &ix);
 	if (err) {
 		snprintf(why, len, "cannot index the target: %s",

@@ -46,10 +46,11 @@ static const char usage[] =
 "        process apart; when a server's children do the I/O, watch its\n"
 "        cgroup instead (add says so).  LIST is a comma-separated set of\n"
 "        syscalls of that family that count (default: all of them):\n"
-"          send: sendto,sendmsg,sendmmsg,write,writev\n"
+"          send: sendto,sendmsg,sendmmsg,write,writev,sendfile,splice\n"
 "          recv: recvfrom,recvmsg,recvmmsg,read,readv\n"
 "          poll: epoll_wait,epoll_pwait,epoll_pwait2,select,pselect6,poll,ppoll\n"
-"        read/readv/write/writev count only on sockets; 'send'/'recv' mean\n"
+"        read/readv/write/writev count only on sockets, sendfile and splice\n"
+"        only when their output fd is a socket; 'send'/'recv' mean\n"
 "        sendto/recvfrom (that is what libc's send()/recv() call).\n"
 "        io_uring operations of the target's rings are members too, each\n"
 "        completion one event (every CQE of a multishot receive):\n"
@@ -69,6 +70,17 @@ static const char usage[] =
 "                         exceeds its low-load baseline by P permille of\n"
 "                         it (1000: doubled) (default %s)\n"
 "        Kernel threads and the root cgroup are refused unless --force.\n"
+"  add --auto --pid PID | --cgroup DIR [--seconds S]\n"
+"        discover (below), then add the target with the recommended sets.\n"
+"  discover --pid PID | --cgroup DIR [--seconds S] [--json]\n"
+"        count every traced call of the target for S seconds (default 5;\n"
+"        0.1 to 3600) with the engine, in a slot of its own that is removed\n"
+"        on every way out (Ctrl-C too), then print the calls, bytes and\n"
+"        failures per syscall, and per family the members that give one\n"
+"        sample per request and per response (a server that answers with\n"
+"        two calls, headers by writev and body by sendfile, keeps the one\n"
+"        whose count matches the requests), with the add line to use.  The\n"
+"        target must not be watched already; it should be serving.\n"
 "  remove --pid PID... | --cgroup DIR|ID | --slot N | --all\n"
 "        stop watching; its windows are discarded.  A removed cgroup (shown\n"
 "        gone) is named by the path its directory had, its id, or its slot.\n"
@@ -163,7 +175,8 @@ static const char usage[] =
 "EXAMPLES\n"
 "  satfeedctl add --pid \"$(pidof memcached)\" --send sendmsg --recv read\n"
 "  satfeedctl add --cgroup /sys/fs/cgroup/system.slice/nginx.service\n"
-"  satfeedctl show --json\n";
+"  satfeedctl show --json\n"
+"  satfeedctl discover --pid $(pidof nginx) --seconds 10\n";
 
 /* ---- target selection ---- */
 
@@ -257,6 +270,8 @@ enum cmd_flags {
 	CMD_JSON = 1 << 11,	/* takes --json */
 	CMD_INTERVAL = 1 << 12,	/* takes --interval */
 	CMD_COUNT = 1 << 13,	/* takes --count */
+	CMD_SECONDS = 1 << 14,	/* takes --seconds */
+	CMD_AUTO = 1 << 15,	/* takes --auto */
 };
 
 struct cmd {
@@ -266,7 +281,10 @@ struct cmd {
 };
 
 static const struct cmd cmds[] = {
-	{ "add", cmd_add, CMD_TARGET | CMD_SELECT | CMD_FAMILIES | CMD_WRITE },
+	{ "add", cmd_add, CMD_TARGET | CMD_SELECT | CMD_FAMILIES | CMD_WRITE |
+			  CMD_AUTO | CMD_SECONDS },
+	{ "discover", cmd_discover,
+	  CMD_TARGET | CMD_SELECT | CMD_SECONDS | CMD_EACH_VIEW },
 	{ "remove", cmd_remove,
 	  CMD_TARGET | CMD_SELECT | CMD_ALL | CMD_VANISHED | CMD_WRITE },
 	{ "targets", cmd_targets, CMD_JSON },
@@ -323,6 +341,8 @@ static const struct option long_opts[] = {
 	{ "wps-near", required_argument, NULL, 1004 },
 	{ "wps-full", required_argument, NULL, 1005 },
 	{ "version", no_argument, NULL, 'V' },
+	{ "seconds", required_argument, NULL, 1006 },
+	{ "auto", no_argument, NULL, 1007 },
 	{ "help", no_argument, NULL, 'h' },
 	{},
 };
@@ -424,6 +444,7 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 					     MAX_SEL, why, sizeof(why));
 			if (err)
 				return fail(err, "%s", why);
+			a->target_arg = optarg;
 			break;
 		case 'c':
 			if (!(c->flags & CMD_SELECT))
@@ -435,6 +456,21 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 			if (err)
 				return err;
 			a->nr_sel = 1;
+			a->target_arg = optarg;
+			break;
+		case 1006:
+			if (!(c->flags & CMD_SECONDS))
+				return fail(SF_EXIT_USAGE, "--seconds only applies to discover and add --auto");
+			a->seconds = strtod(optarg, &end);
+			if (*end || end == optarg ||
+			    !(a->seconds >= 0.1 && a->seconds <= 3600))
+				return fail(SF_EXIT_USAGE, "--seconds must be 0.1 to 3600 (got '%s')",
+					    optarg);
+			break;
+		case 1007:
+			if (!(c->flags & CMD_AUTO))
+				return fail(SF_EXIT_USAGE, "--auto only applies to add");
+			a->autoadd = true;
 			break;
 		case 's':
 			if (!(c->flags & CMD_SELECT) || !(c->flags & CMD_VANISHED))
@@ -569,6 +605,16 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 		return fail(SF_EXIT_USAGE, "--idle-full (%u) must not be above --idle-near (%u): saturated is the lower idle share",
 			    a->rules.idle_full_permille,
 			    a->rules.idle_near_permille);
+	if ((c->flags & CMD_AUTO) && !a->autoadd && a->seconds)
+		return fail(SF_EXIT_USAGE, "--seconds only applies to discover and add --auto");
+	if (a->autoadd && (fam_set[SATFEED_STREAM_SEND] ||
+			   fam_set[SATFEED_STREAM_RECV] ||
+			   fam_set[SATFEED_STREAM_POLL]))
+		return fail(SF_EXIT_USAGE, "add --auto chooses the families itself: give no --send, --recv or --poll");
+	if ((a->autoadd || (c->flags & CMD_SECONDS && !(c->flags & CMD_AUTO))) &&
+	    (a->nr_sel != 1 || a->slot >= 0))
+		return fail(SF_EXIT_USAGE, "%s%s takes one --pid PID or --cgroup DIR",
+			    c->cmd, a->autoadd ? " --auto" : "");
 	for (int f = 0; f < SATFEED_NR_STREAMS; f++) {
 		if (fam_set[f] && !(c->flags & CMD_FAMILIES))
 			return fail(SF_EXIT_USAGE, "--%s only applies to add",
@@ -588,7 +634,9 @@ int main(int argc, char **argv)
 	struct args a = { .interval = 1.0, .slot = -1,
 			  .root = SATFEED_DEFAULT_ROOT };
 	const struct cmd *c;
+	int (*func)(struct sf_pins *p, const struct args *a);
 	struct sf_pins pins;
+	unsigned int flags;
 	char why[512];
 	int opt, err, li = 0;
 
@@ -624,14 +672,24 @@ int main(int argc, char **argv)
 
 	if (c->flags & CMD_OWN_LOCK)
 		return c->func(NULL, &a);
-	if (c->flags & CMD_EACH_VIEW)
+	if (!a.seconds)
+		a.seconds = 5.0;
+	func = c->func;
+	flags = c->flags;
+	if (a.autoadd) {
+		/* discovery takes the lock for its own add and remove only:
+		 * the table stays readable and writable while it counts */
+		func = cmd_add_auto;
+		flags = (flags & ~CMD_WRITE) | CMD_EACH_VIEW;
+	}
+	if (flags & CMD_EACH_VIEW)
 		err = sf_pins_open(&pins, a.root, why, sizeof(why));
 	else
-		err = sf_pins_open_locked(&pins, a.root, c->flags & CMD_WRITE ?
+		err = sf_pins_open_locked(&pins, a.root, flags & CMD_WRITE ?
 					  LOCK_EX : LOCK_SH, why, sizeof(why));
 	if (err)
 		return fail(err, "%s", why);
-	err = c->func(&pins, &a);
+	err = func(&pins, &a);
 	sf_pins_close(&pins);
 	return err;
 }

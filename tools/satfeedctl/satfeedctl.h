@@ -40,6 +40,9 @@ struct args {
 	const char *listen;	/* --listen */
 	bool allow_remote;	/* --allow-remote */
 	const char *textfile;	/* --textfile */
+	const char *target_arg;	/* --pid / --cgroup as given */
+	double seconds;		/* --seconds (discover, add --auto) */
+	bool autoadd;		/* add --auto */
 };
 
 
@@ -78,6 +81,9 @@ int cmd_targets(struct sf_pins *p, const struct args *a);
 /* show.c */
 int cmd_show(struct sf_pins *p, const struct args *a);
 int cmd_watch(struct sf_pins *p, const struct args *a);
+/* discover.c */
+int cmd_discover(struct sf_pins *p, const struct args *a);
+int cmd_add_auto(struct sf_pins *p, const struct args *a);
 /* check.c */
 int cmd_check(struct sf_pins *unused, const struct args *a);
 

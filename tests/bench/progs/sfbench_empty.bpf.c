@@ -10,7 +10,7 @@
  * is judged against it.
  *
  * sfb_x_<name> / sfb_e_<name>: the same floor for satfeed's fentry mode,
- * empty fexit programs on the 17 syscalls satfeed hooks and empty fentry
+ * empty fexit programs on the syscalls satfeed hooks (19) and empty fentry
  * programs on the 7 waits, from the engine's own list (satfeed_syscalls.h).
  * sfbench points them at the same __<arch>_sys_<name> wrappers as
  * satfeed-loader and loads them only in that mode (kernels that refuse

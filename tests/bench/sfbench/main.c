@@ -80,7 +80,7 @@ static void usage(FILE *f)
 "                    in fentry mode: the probes are tp_btf programs)\n"
 "  --attach MODE     tp_btf (default): satfeed and the floor on raw_syscalls\n"
 "                    sys_enter/sys_exit; fentry: on the traced syscalls only\n"
-"                    (fexit on 17, fentry on the 7 waits: bpf/satfeed_syscalls.h);\n"
+"                    (fexit on 19, fentry on the 7 waits: bpf/satfeed_syscalls.h);\n"
 "                    results keys of fentry mode begin with \"fentry.\"\n"
 "  --scale X         multiply the calls per phase by X\n"
 "  --cpu N           CPU of the measuring workers (default: the last one)\n"

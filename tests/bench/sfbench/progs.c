@@ -120,6 +120,15 @@ static bool prog_is_fentry(struct bpf_program *prog)
 	return t == BPF_TRACE_FENTRY || t == BPF_TRACE_FEXIT;
 }
 
+/* The kernel function the fentry hook of syscall name attaches to. */
+static const char *hook_fn(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(fexit_hooks); i++)
+		if (!strcmp(name, fexit_hooks[i]))
+			return fexit_fns[i];
+	return name;
+}
+
 static void empty_add(int p, struct bpf_program *prog)
 {
 	struct progset *ps = &psets[CFG_EMPTY][p];
@@ -157,9 +166,10 @@ void empty_load(void)
 		bpf_program__set_autoload(prog, load);
 		if (!load || !prog_is_fentry(prog))
 			continue;
-		/* sfb_x_sendto -> __x64_sys_sendto, as satfeed-loader does */
+		/* sfb_x_sendto -> __x64_sys_sendto, sfb_x_sendfile ->
+		 * __x64_sys_sendfile64, as satfeed-loader does */
 		snprintf(fn, sizeof(fn), "%s%s", SATFEED_SYSCALL_PREFIX,
-			 bpf_program__name(prog) + strlen("sfb_x_"));
+			 hook_fn(bpf_program__name(prog) + strlen("sfb_x_")));
 		err = bpf_program__set_attach_target(prog, 0, fn);
 		if (err)
 			die("no attach target %s for %s: %s", fn,

@@ -58,6 +58,11 @@ static const char *const fexit_hooks[] = {
 static const char *const fentry_hooks[] = {
 	SATFEED_WAIT_SYSCALLS(SFB_HOOK_NAME)
 };
+/* the kernel function of each of fexit_hooks[] (the list's fn column) */
+#define SFB_HOOK_FN(name, NAME, family, fd, fn) #fn,
+static const char *const fexit_fns[] = {
+	SATFEED_SYSCALLS(SFB_HOOK_FN)
+};
 static const char *const fexit_progs[] = {
 	SATFEED_SYSCALLS(SFB_FEXIT_PROG)
 };

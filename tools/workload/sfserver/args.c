@@ -19,7 +19,8 @@ static void usage(FILE *f)
 "\n"
 "The epoll request/response server bundled with satfeed.  It answers every\n"
 "complete request with exactly one send-family system call, so that the\n"
-"number of sends equals the number of requests served.\n"
+"number of sends equals the number of requests served (--io sendfile: one\n"
+"writev and one sendfile).\n"
 "\n"
 "Protocol \"sf\": 32-byte requests {le64 id, le64 send_time_ns, le32 work_us,\n"
 "le32 flags, le64 reserved}; each is answered by a 32-byte response echoing\n"
@@ -42,6 +43,12 @@ static void usage(FILE *f)
 "                          sendto  recvfrom(2) and sendto(2)\n"
 "                          rw      read(2) and write(2)\n"
 "                          msg     recvmsg(2) and sendmsg(2)\n"
+"                          splice  recvfrom(2); the response is written to\n"
+"                                  a pipe and splice(2)d to the socket\n"
+"                          sendfile recvfrom(2); TWO sends per response,\n"
+"                                  as a web server's headers and file: its\n"
+"                                  first 16 bytes by writev(2), the other\n"
+"                                  16 by sendfile(2) from a memfd\n"
 "                          uring   io_uring: one RECV and one SEND per\n"
 "                                  request, waits in io_uring_enter(2)\n"
 "                          uring-ms  io_uring with a multishot RECV per\n"
@@ -105,6 +112,8 @@ void parse_args(int argc, char **argv)
 		[IO_SENDTO] = "sendto",
 		[IO_RW] = "rw",
 		[IO_MSG] = "msg",
+		[IO_SPLICE] = "splice",
+		[IO_SENDFILE] = "sendfile",
 		[IO_URING] = "uring",
 		[IO_URING_MS] = "uring-ms",
 		NULL
@@ -134,7 +143,7 @@ void parse_args(int argc, char **argv)
 			break;
 		case 'i':
 			cfg.io = sf_parse_choice(optarg, io_names,
-						 "invalid --io '%s': expected sendto, rw, msg, uring or uring-ms");
+						 "invalid --io '%s': expected sendto, rw, msg, splice, sendfile, uring or uring-ms");
 			break;
 		case 'd':
 			cfg.duration = sf_parse_double("--duration", optarg, 0,

@@ -32,11 +32,34 @@ static ssize_t conn_recv(int fd, void *buf, size_t len)
 	}
 }
 
-static ssize_t conn_send(int fd, const void *buf, size_t len)
+/*
+ * Send more of c's response, from byte c->out_off on: one system call.
+ * The bytes of the response are c->out[] (IO_SPLICE: also in c's pipe;
+ * IO_SENDFILE: the body also in c's memfd).
+ */
+static ssize_t conn_send(struct conn *c)
 {
+	const void *buf = c->out + c->out_off;
+	size_t len = c->out_len - c->out_off;
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int fd = c->fd;
+	off_t pos;
 
+	switch (cfg.io) {
+	case IO_SPLICE:
+		return splice(c->pipe_fd[0], NULL, fd, NULL, len,
+			      SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+	case IO_SENDFILE:
+		if (c->out_off < SF_HEAD_SIZE) {
+			iov.iov_len = SF_HEAD_SIZE - c->out_off;
+			return writev(fd, &iov, 1);
+		}
+		pos = c->out_off - SF_HEAD_SIZE;
+		return sendfile(fd, c->body_fd, &pos, len);
+	default:
+		break;
+	}
 	switch (cfg.io) {
 	case IO_RW:
 		return write(fd, buf, len);	/* SIGPIPE is ignored */
@@ -67,6 +90,12 @@ void conn_close(struct conn *c)
 		c->next->prev = c->prev;
 	pthread_mutex_unlock(&w->lock);
 	close(c->fd);
+	if (c->body_fd >= 0)
+		close(c->body_fd);
+	if (c->pipe_fd[0] >= 0) {
+		close(c->pipe_fd[0]);
+		close(c->pipe_fd[1]);
+	}
 	free(c);
 }
 
@@ -88,8 +117,7 @@ static int conn_flush(struct conn *c)
 	ssize_t n;
 
 	while (c->out_off < c->out_len) {
-		n = conn_send(c->fd, c->out + c->out_off,
-			      c->out_len - c->out_off);
+		n = conn_send(c);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -100,6 +128,23 @@ static int conn_flush(struct conn *c)
 	c->out_len = 0;
 	c->out_off = 0;
 	return 1;
+}
+
+/*
+ * Put the response in c->out where conn_send() takes it from: the pipe
+ * (IO_SPLICE) or the memfd (IO_SENDFILE's body).  Neither write is on a
+ * socket, so satfeed does not count it.  0 or -1.
+ */
+static int conn_stage(struct conn *c)
+{
+	if (cfg.io == IO_SPLICE)
+		return write(c->pipe_fd[1], c->out, c->out_len) ==
+		       (ssize_t)c->out_len ? 0 : -1;
+	if (cfg.io == IO_SENDFILE)
+		return pwrite(c->body_fd, c->out + SF_HEAD_SIZE,
+			      c->out_len - SF_HEAD_SIZE, 0) ==
+		       (ssize_t)(c->out_len - SF_HEAD_SIZE) ? 0 : -1;
+	return 0;
 }
 
 /*
@@ -125,6 +170,8 @@ static int conn_serve(struct conn *c)
 		sf_msg_put(c->out, sf_msg_id(req), sf_msg_send_time(req), work);
 		c->out_len = SF_MSG_SIZE;
 		c->out_off = 0;
+		if (conn_stage(c))
+			return -1;
 		c->in_off += SF_MSG_SIZE;
 		c->w->served++;
 
@@ -211,6 +258,18 @@ int conn_add(int fd)
 	c->kind = EV_CONN;
 	c->fd = fd;
 	c->w = w;
+	c->body_fd = c->pipe_fd[0] = c->pipe_fd[1] = -1;
+	if ((cfg.io == IO_SENDFILE &&
+	     (c->body_fd = memfd_create("sfserver-body", MFD_CLOEXEC)) < 0) ||
+	    (cfg.io == IO_SPLICE && pipe2(c->pipe_fd, O_CLOEXEC))) {
+		fprintf(stderr, "sfserver: %s: %s\n",
+			cfg.io == IO_SPLICE ? "pipe2" : "memfd_create",
+			strerror(errno));
+		c->pipe_fd[0] = c->pipe_fd[1] = -1;
+		close(fd);
+		free(c);
+		return -1;
+	}
 
 	pthread_mutex_lock(&w->lock);
 	c->next = w->conns;

@@ -22,8 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -52,9 +54,17 @@ enum io_mode {
 	IO_SENDTO,	/* recvfrom(2) / sendto(2) */
 	IO_RW,		/* read(2) / write(2) */
 	IO_MSG,		/* recvmsg(2) / sendmsg(2) */
+	IO_SPLICE,	/* recvfrom(2) / splice(2) from a pipe */
+	IO_SENDFILE,	/* recvfrom(2) / writev(2) of the first half and
+			 * sendfile(2) of the second: two sends a response,
+			 * as a web server sends headers and a file */
 	IO_URING,	/* io_uring RECV / SEND (uring.c) */
 	IO_URING_MS,	/* io_uring multishot RECV / SEND */
 };
+
+/* IO_SENDFILE: the bytes of a response that writev sends, the rest is the
+ * "body" that sendfile sends from the connection's memfd */
+#define SF_HEAD_SIZE		(SF_MSG_SIZE / 2)
 
 /* Tags for epoll_event.data.ptr that are not connections. */
 enum ev_kind {
@@ -75,6 +85,8 @@ struct conn {
 	size_t in_off;		/* next unparsed byte in in[] */
 	size_t out_len;		/* unsent bytes of one response in out[] */
 	size_t out_off;
+	int body_fd;		/* IO_SENDFILE: memfd holding the body */
+	int pipe_fd[2];		/* IO_SPLICE: the response, spliced out */
 	unsigned char out[SF_MSG_SIZE];
 	unsigned char in[CONN_BUF_SIZE];
 };
