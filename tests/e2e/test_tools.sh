@@ -123,7 +123,7 @@ WITHIN2+=' and 0 < r["p50_us"] <= r["p99_us"] <= r["max_us"]'
 
 # ---- build ----
 if ! $CC $CFLAGS -I"$ROOT/tools/workload" "$ROOT"/tools/workload/sfserver/*.c \
-	-o "$TMP/sfserver" >"$TMP/build.out" 2>&1 ||
+	-luring -o "$TMP/sfserver" >"$TMP/build.out" 2>&1 ||
    ! $CC $CFLAGS -I"$ROOT/tools/workload" "$ROOT"/tools/workload/sfload/*.c \
 	-o "$TMP/sfload" -lm >>"$TMP/build.out" 2>&1; then
 	not_ok "build sfserver and sfload with -Wall -Wextra -Werror" \
