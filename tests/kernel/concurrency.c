@@ -22,7 +22,8 @@ struct checker {
 	struct sf_pins pins;
 	int slot;			/* this process's target slot */
 	__u32 shift;
-	__u64 locked_windows, lockless_windows, lockless_torn, bad;
+	__u64 locked_windows, lockless_windows, lockless_torn;
+	__u64 bad_locked, bad_lockless;
 };
 
 /* Is w internally consistent with how the engine builds a window? */
@@ -43,7 +44,8 @@ static bool window_whole(const struct satfeed_window *w, __u32 shift)
 /*
  * A lockless bpf() lookup is a memcpy with no promised load order, so the
  * contract (satfeed.h) does not cover it; on x86-64 such copies are checked
- * anyway, a tripwire for a writer that stores a window out of order.
+ * anyway and the ones that are not whole printed, a tripwire for a writer
+ * that stores a window out of order.
  */
 #if defined(__x86_64__)
 #define FIRST_READ 0	/* lockless, then locked */
@@ -68,12 +70,13 @@ static void *reader(void *arg)
 					continue;
 				if (locked) {
 					c->locked_windows++;
-					c->bad += !window_whole(w, c->shift);
+					c->bad_locked += !window_whole(w, c->shift);
 				} else if (w->seq != w->seq_end) {
 					c->lockless_torn++;
 				} else {
 					c->lockless_windows++;
-					c->bad += !window_whole(w, c->shift);
+					c->bad_lockless +=
+						!window_whole(w, c->shift);
 				}
 			}
 		}
@@ -239,7 +242,20 @@ void test_concurrency(bool understudies)
 	       (unsigned long long)c.lockless_windows,
 	       (unsigned long long)c.lockless_torn);
 	ASSERT_TRUE(c.locked_windows > 0, "reader saw no window");
-	ASSERT_EQ(c.bad, 0, "torn windows seen by the reader");
+	/*
+	 * Only the copy under the lock is the contract's.  A lockless bpf()
+	 * lookup is the kernel's memcpy, and on x86-64 that is a fast string
+	 * copy (rep movsb), whose accesses the CPU may perform out of order
+	 * (Intel SDM vol. 3A, "Fast-String Operation and Out-of-Order
+	 * Stores"): seq == seq_end in such a copy proves nothing, and a run
+	 * on a loaded machine saw one such copy in 1.8 million.  It is
+	 * printed, as the tripwire it is, not asserted.
+	 */
+	if (c.bad_lockless)
+		printf("concurrency: %llu lockless copies with seq == seq_end "
+		       "were not whole (memcpy's order, outside the contract)\n",
+		       (unsigned long long)c.bad_lockless);
+	ASSERT_EQ(c.bad_locked, 0, "torn windows read under the lock");
 destroy:
 	satfeed_bpf__destroy(skel);
 }
