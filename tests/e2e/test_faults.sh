@@ -86,7 +86,7 @@ sf_bg sleep 100000
 P1=$BG_PID
 ASSERT_OK "add pid" C add --pid "$P1"
 ASSERT_RC "remove --pid X --all" 2 C remove --pid "$P1" --all
-ASSERT_MSG "remove --pid X --all" "give --pid, --cgroup or --all, not more than one"
+ASSERT_MSG "remove --pid X --all" "give --pid, --cgroup, --slot or --all, not more than one"
 ASSERT_RC "remove --all --pid X" 2 C remove --all --pid "$P1"
 ASSERT_RC "add --pid X --all" 2 C add --pid "$P1" --all
 ASSERT_MSG "add --pid X --all" "--all only applies to remove"
