@@ -185,7 +185,7 @@ CHECK_ERR "satfeedctl: --send with a recv syscall" 2 "recvfrom.*recv-family" \
 	"$CTL" add --pid $$ --send recvfrom
 CHECK_ERR "satfeedctl: --poll with a send syscall" 2 "sendto.*send-family" \
 	"$CTL" add --pid $$ --poll sendto
-CHECK_ERR "satfeedctl: --send with an unknown syscall" 2 "unknown syscall 'bogus'; the send family is: sendto,sendmsg,sendmmsg,write,writev,io_uring_send,io_uring_send_zc,io_uring_sendmsg,io_uring_sendmsg_zc,io_uring_write,io_uring_writev$" \
+CHECK_ERR "satfeedctl: --send with an unknown syscall" 2 "unknown syscall 'bogus'; the send family is: sendto,sendmsg,sendmmsg,write,writev,sendfile,splice,io_uring_send,io_uring_send_zc,io_uring_sendmsg,io_uring_sendmsg_zc,io_uring_write,io_uring_writev$" \
 	"$CTL" add --pid $$ --send bogus
 CHECK_ERR "satfeedctl: --send on show" 2 "only applies to add" "$CTL" show --send sendto
 CHECK_ERR "satfeedctl: --interval 0" 2 "interval" "$CTL" watch --interval 0

@@ -92,7 +92,7 @@ BAD "unknown syscall: lists the family's names" 2 \
 	"unknown syscall 'epoll'; the poll family is: epoll_wait,epoll_pwait,epoll_pwait2,select,pselect6,poll,ppoll,io_uring_wait$" \
 	"$CTL" add --pid $$ --poll epoll
 BAD "a syscall of another family: lists this family's names" 2 \
-	"'read' is a recv-family syscall, not send; the send family is: sendto,sendmsg,sendmmsg,write,writev,io_uring_send,io_uring_send_zc,io_uring_sendmsg,io_uring_sendmsg_zc,io_uring_write,io_uring_writev$" \
+	"'read' is a recv-family syscall, not send; the send family is: sendto,sendmsg,sendmmsg,write,writev,sendfile,splice,io_uring_send,io_uring_send_zc,io_uring_sendmsg,io_uring_sendmsg_zc,io_uring_write,io_uring_writev$" \
 	"$CTL" add --pid $$ --send read
 BAD "remove with no target mentions --all" 2 "remove needs --pid PID, --cgroup DIR, --slot N or --all" \
 	"$CTL" remove

@@ -56,9 +56,9 @@ counts() {
 sf_bg sleep 60
 IDLE=$BG_PID
 ASSERT_RC "add --send io_uring_recv (a recv member)" 2 "$CTL" add --pid "$IDLE" --send io_uring_recv
-ASSERT_MATCH "... says which family it is" "^satfeedctl: 'io_uring_recv' is a recv-family syscall, not send$" "$ERR"
+ASSERT_MATCH "... says which family it is" "^satfeedctl: 'io_uring_recv' is a recv-family syscall, not send; the send family is: [a-z_,]*io_uring_send[a-z_,]*$" "$ERR"
 ASSERT_RC "add --poll io_uring_bogus (unknown)" 2 "$CTL" add --pid "$IDLE" --poll io_uring_bogus
-ASSERT_MATCH "... says it is unknown" "^satfeedctl: unknown syscall 'io_uring_bogus'$" "$ERR"
+ASSERT_MATCH "... says it is unknown" "^satfeedctl: unknown syscall 'io_uring_bogus'; the poll family is: [a-z_0-9,]*io_uring_wait$" "$ERR"
 ASSERT_OK "targets after the refused adds" "$CTL" targets --json
 ASSERT_EQ "nothing was added" '{"targets":[]}' "$OUT"
 ASSERT_OK "add with io_uring members only" "$CTL" add --pid "$IDLE" \

@@ -284,7 +284,7 @@ static const struct cmd cmds[] = {
 	{ "add", cmd_add, CMD_TARGET | CMD_SELECT | CMD_FAMILIES | CMD_WRITE |
 			  CMD_AUTO | CMD_SECONDS },
 	{ "discover", cmd_discover,
-	  CMD_TARGET | CMD_SELECT | CMD_SECONDS | CMD_EACH_VIEW },
+	  CMD_TARGET | CMD_SELECT | CMD_SECONDS | CMD_JSON | CMD_EACH_VIEW },
 	{ "remove", cmd_remove,
 	  CMD_TARGET | CMD_SELECT | CMD_ALL | CMD_VANISHED | CMD_WRITE },
 	{ "targets", cmd_targets, CMD_JSON },
@@ -592,8 +592,10 @@ static int parse_args(int argc, char **argv, const struct cmd *c,
 		return fail(SF_EXIT_USAGE, "--all only applies to remove");
 	if (a->all && (a->nr_sel || a->slot >= 0))
 		return fail(SF_EXIT_USAGE, "give --pid, --cgroup, --slot or --all, not more than one");
-	if (!strcmp(c->cmd, "add") && !a->nr_sel)
-		return fail(SF_EXIT_USAGE, "add needs --pid PID or --cgroup DIR");
+	if ((!strcmp(c->cmd, "add") || !strcmp(c->cmd, "discover")) &&
+	    !a->nr_sel)
+		return fail(SF_EXIT_USAGE, "%s needs --pid PID or --cgroup DIR",
+			    c->cmd);
 	if ((c->flags & CMD_TARGET) && !a->nr_sel && a->slot < 0 && !a->all)
 		return fail(SF_EXIT_USAGE, "%s needs --pid PID, --cgroup DIR, --slot N or --all (every target)",
 			    c->cmd);
