@@ -63,8 +63,10 @@ ASSERT_OK "add --pid $SRV (sfserver)" "$CTL" add --pid "$SRV"
 sf_log "--- bpftool map dump equals satfeedctl show --json ---"
 
 # bpftool_equality LABEL: dump the maps, compare with show --json.
-# show --json says when it read the skip counts; two reads differ there
-READ_TIMES='s/"read_begin_ns":[0-9]+,"read_end_ns":[0-9]+//'
+# show --json says when it read (the clocks, the skip counts' read times)
+# and what the figures are worth at that moment (their age, the partial
+# window's time to close, closed or partial): two reads differ there
+READ_TIMES='s/"read_begin_ns":[0-9]+,"read_end_ns":[0-9]+//; s/"(time_ns|now_ns)":[0-9]+,//g; s/"figures":\{[^}]*\},//g'
 
 bpftool_equality() {
 	local L=$1
