@@ -175,7 +175,7 @@ cost tp_btf
 # uring_server MODE: start it, watch it; SP, PORT, USLOT
 uring_server() {
 	rm -f /tmp/port
-	sfserver --io "$1" --port 0 --port-file /tmp/port > /tmp/server.out &
+	sfserver --io "$1" --port 0 --port-file /tmp/port > /tmp/server.out 2>&1 &
 	SP=$!
 	for _ in $(seq 50); do [ -s /tmp/port ] && break; sleep 0.1; done
 	PORT=$(cat /tmp/port)
@@ -184,8 +184,13 @@ uring_server() {
 		bad "io_uring $1: cannot watch the server"
 }
 uring_stop() {
+	local rc
 	kill -TERM $SP
 	wait $SP
+	rc=$?
+	# a summary missing from the count check: say how the server ended
+	grep -q '^sfserver: served' /tmp/server.out ||
+		echo "engine-test: sfserver ended with status $rc and no summary: $(tr '\n' ' ' </tmp/server.out)" >&2
 	sed -n 's/^sfserver: served \([0-9]*\) requests.*/\1/p' /tmp/server.out
 }
 if satfeed-loader --attach fentry --window $N load >/dev/null; then
