@@ -360,6 +360,9 @@ check "fentry push on tp_btf: exact" sfvmcheck push "$SLOT"
 # ---- final teardown: module, then engine ----
 if [ "$UCLAMP" = 1 ]; then
 	load "$HIGH_RATE"
+	# a new engine and a new module: the level starts at 0 and climbs by
+	# max_step per rate-limit period, later on a slow (emulated) guest
+	wait_for 10 uclamp_above 0
 	wait_for 5 uclamp_follows
 	check "uclamp_action=1 from insmod: uclamp.min follows the level ($(sfvmcheck level "$SLOT"))" \
 		uclamp_follows
