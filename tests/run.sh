@@ -1,18 +1,39 @@
 #!/usr/bin/env bash
 # run.sh - every satfeed test, in dependency order; `make test` runs this.
+#
+#   bash tests/run.sh                      every suite
+#   SATFEED_TESTS="test_kernel test_cli" bash tests/run.sh
+#                                          only the suites whose command line
+#                                          matches one of the words
+#
 # Each suite is a program or script that prints "N passed, M failed" and
 # exits non-zero on failure.  Privileged suites need root: under CI=true a
-# suite that cannot run is a failure, never a skip.
+# suite that cannot run is a failure, never a skip.  Every suite that loads
+# BPF programs holds the machine-wide test lock (tests/lib/lock.sh) while it
+# runs: the scripts take it themselves, the C suites are run under it here.
+# Exit status: 0 all passed, 1 a suite failed, 2 bad usage.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . tests/lib.sh
+
+case ${1:-} in
+'') ;;
+-h | --help)
+	sed -n '2,/^set -uo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
+	exit 0
+	;;
+*)
+	echo "tests/run.sh: unknown argument '$1' (suites are chosen with SATFEED_TESTS; see --help)" >&2
+	exit 2
+	;;
+esac
 
 B=${OUTPUT:-build}
 suites=(
 	"$B/test_window_math"
 	"$B/test_sat_rules"
 	"$B/test_escape"
-	"$B/test_kernel"
+	"sf_run_locked $B/test_kernel"
 	"bash tests/e2e/test_tools.sh"
 	"bash tests/e2e/test_cli.sh"
 	"bash tests/e2e/test_cli_edges.sh"
@@ -47,7 +68,8 @@ for s in "${suites[@]}"; do
 	if [ -n "$only" ] && ! grep -qE "$(echo "$only" | tr ' ' '|')" <<<"$s"; then
 		continue
 	fi
-	file=${s#bash }
+	file=${s#sf_run_locked }
+	file=${file#bash }
 	file=${file%% *}
 	if [ ! -e "$file" ]; then
 		echo "=== $s: MISSING"

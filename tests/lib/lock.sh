@@ -7,6 +7,8 @@
 # never meet in /sys/fs/bpf/satfeed or in each other's figures.
 #
 #   sf_take_test_lock || exit 1     prints why on failure, returns 1
+#   sf_run_locked CMD [ARG...]      runs CMD holding the lock (for programs
+#                                   that do not take it themselves)
 
 SF_LOCK=${SF_LOCK:-/run/lock/satfeed-tests.lock}
 
@@ -26,4 +28,8 @@ sf_take_test_lock() {
 		echo "$me: another satfeed test held $SF_LOCK for $((waited / 60)) minutes" >&2
 		return 1
 	fi
+}
+
+sf_run_locked() {
+	(sf_take_test_lock || exit 1; "$@")
 }
