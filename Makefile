@@ -58,7 +58,7 @@ TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_sat_rules \
 # libsatfeed: the user-space side of the consumer contract, linked into
 # every tool and test that opens satfeed's maps
 LIB_OBJ := $(addprefix $(OUTPUT)/,sf_common.o sf_pins.o sf_target.o sf_progstats.o \
-	   sf_carry.o sf_check.o sf_proc.o sf_root.o \
+	   sf_selector.o sf_carry.o sf_check.o sf_proc.o sf_root.o \
 	   sf_saferoot.o sf_escape.o sf_metrics.o sf_figures.o sf_select.o)
 # the engine's program selection and attach order, and the understudy
 # decision: linked into what loads the engine itself (loader, kernel tests)
