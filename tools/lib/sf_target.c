@@ -337,6 +337,13 @@ static bool exited_meanwhile(const struct sf_selector *sel, int pidfd)
 }
 
 
+/* Is the saturated level of a rule above its near one, neither off? */
+static bool rule_inverted(__u32 full, __u32 near)
+{
+	return full != SATFEED_SAT_RULE_OFF && near != SATFEED_SAT_RULE_OFF &&
+	       full > near;
+}
+
 /* Rules a target can have: an idle_full above idle_near is a mistake. */
 static int check_rules(const struct satfeed_sat_rules *rules, char *why,
 		       size_t len)
@@ -346,16 +353,12 @@ static int check_rules(const struct satfeed_sat_rules *rules, char *why,
 	if (!rules)
 		return SF_EXIT_OK;
 	satfeed_sat_rules_effective(rules, &eff);
-	if (eff.idle_full_permille != SATFEED_SAT_RULE_OFF &&
-	    eff.idle_near_permille != SATFEED_SAT_RULE_OFF &&
-	    eff.idle_full_permille > eff.idle_near_permille) {
+	if (rule_inverted(eff.idle_full_permille, eff.idle_near_permille)) {
 		snprintf(why, len, "the saturated idle share (%u permille) is above the near one (%u permille); it must not be",
 			 eff.idle_full_permille, eff.idle_near_permille);
 		return SF_EXIT_USAGE;
 	}
-	if (eff.wps_full_permille != SATFEED_SAT_RULE_OFF &&
-	    eff.wps_near_permille != SATFEED_SAT_RULE_OFF &&
-	    eff.wps_full_permille > eff.wps_near_permille) {
+	if (rule_inverted(eff.wps_full_permille, eff.wps_near_permille)) {
 		snprintf(why, len, "the saturated waits per send (%u permille) is above the near one (%u permille); it must not be",
 			 eff.wps_full_permille, eff.wps_near_permille);
 		return SF_EXIT_USAGE;
