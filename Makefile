@@ -60,6 +60,8 @@ TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_sat_rules \
 LIB_OBJ := $(addprefix $(OUTPUT)/,sf_common.o sf_pins.o sf_target.o sf_progstats.o \
 	   sf_selector.o sf_carry.o sf_check.o sf_proc.o sf_root.o \
 	   sf_saferoot.o sf_escape.o sf_metrics.o sf_figures.o sf_select.o)
+# satfeedctl export: the exposition, the textfile and the loop; the HTTP side
+EXPORT_OBJ := $(addprefix $(OUTPUT)/,sf_export.o sf_export_http.o)
 # the engine's program selection and attach order, and the understudy
 # decision: linked into what loads the engine itself (loader, kernel tests)
 ENGINE_OBJ := $(addprefix $(OUTPUT)/,sf_engine.o sf_preempt.o)
@@ -186,7 +188,7 @@ $(OUTPUT)/satfeed-loader: $(LOADER_OBJS) $(LIB_OBJ) $(ENGINE_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_BPF) -o $@
 
-$(OUTPUT)/satfeedctl: $(SATFEEDCTL_OBJS) $(OUTPUT)/sf_export.o $(LIB_OBJ)
+$(OUTPUT)/satfeedctl: $(SATFEEDCTL_OBJS) $(EXPORT_OBJ) $(LIB_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lm -o $@
 
