@@ -58,8 +58,10 @@ TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_sat_rules \
 # libsatfeed: the user-space side of the consumer contract, linked into
 # every tool and test that opens satfeed's maps
 LIB_OBJ := $(addprefix $(OUTPUT)/,sf_common.o sf_pins.o sf_target.o sf_progstats.o \
-	   sf_check.o sf_proc.o sf_root.o \
+	   sf_selector.o sf_carry.o sf_check.o sf_proc.o sf_root.o \
 	   sf_saferoot.o sf_escape.o sf_metrics.o sf_figures.o sf_select.o)
+# satfeedctl export: the exposition, the textfile and the loop; the HTTP side
+EXPORT_OBJ := $(addprefix $(OUTPUT)/,sf_export.o sf_export_http.o)
 # the engine's program selection and attach order, and the understudy
 # decision: linked into what loads the engine itself (loader, kernel tests)
 ENGINE_OBJ := $(addprefix $(OUTPUT)/,sf_engine.o sf_preempt.o)
@@ -98,10 +100,6 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-$(OUTPUT)/%.o: loader/%.c | $(OUTPUT)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
-
 $(OUTPUT)/%.o: tools/lib/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
@@ -139,6 +137,18 @@ $(OUTPUT)/sfbench-objs/%.o: tests/bench/sfbench/%.c | $(OUTPUT)/sfbench-objs
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
 
+# satfeed-loader, one file per command and concern (loader/loader.h); its
+# objects in a folder of their own
+LOADER_SRCS := $(wildcard loader/*.c)
+LOADER_OBJS := $(patsubst loader/%.c,$(OUTPUT)/loader-objs/%.o,$(LOADER_SRCS))
+
+$(OUTPUT)/loader-objs:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/loader-objs/%.o: loader/%.c | $(OUTPUT)/loader-objs
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
 # satfeedctl, one file per concern; its objects in a folder of their own
 SATFEEDCTL_SRCS := $(wildcard tools/satfeedctl/*.c)
 SATFEEDCTL_OBJS := $(patsubst tools/satfeedctl/%.c,$(OUTPUT)/satfeedctl-objs/%.o,$(SATFEEDCTL_SRCS))
@@ -170,15 +180,15 @@ $(OUTPUT)/sfload-objs/%.o: tools/workload/sfload/%.c | $(OUTPUT)/sfload-objs
 	$(Q)$(CC) $(CFLAGS) -Itools/workload -pthread -c $< -o $@
 
 # Objects that include the skeleton need it generated first.
-$(OUTPUT)/satfeed-loader.o: $(OUTPUT)/satfeed.skel.h
+$(LOADER_OBJS): $(OUTPUT)/satfeed.skel.h
 $(TEST_KERNEL_OBJS): $(OUTPUT)/satfeed.skel.h $(OUTPUT)/satfeed_test.skel.h
 $(SFBENCH_OBJS): $(OUTPUT)/satfeed.skel.h $(OUTPUT)/sfbench_empty.skel.h
 
-$(OUTPUT)/satfeed-loader: $(OUTPUT)/satfeed-loader.o $(LIB_OBJ) $(ENGINE_OBJ)
+$(OUTPUT)/satfeed-loader: $(LOADER_OBJS) $(LIB_OBJ) $(ENGINE_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_BPF) -o $@
 
-$(OUTPUT)/satfeedctl: $(SATFEEDCTL_OBJS) $(OUTPUT)/sf_export.o $(LIB_OBJ)
+$(OUTPUT)/satfeedctl: $(SATFEEDCTL_OBJS) $(EXPORT_OBJ) $(LIB_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lm -o $@
 
@@ -304,5 +314,6 @@ clean:
 	$(Q)rm -rf $(OUTPUT)
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/sfbench-objs/*.d \
+	$(OUTPUT)/loader-objs/*.d \
 	$(OUTPUT)/satfeedctl-objs/*.d $(OUTPUT)/sfserver-objs/*.d \
 	$(OUTPUT)/sfload-objs/*.d $(OUTPUT)/test_kernel-objs/*.d)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * sf_target.c - add and remove satfeed targets: slot choice, generations,
- * stream reset, sf_config rebuild, index entries.
+ * stream reset, sf_config rebuild, index entries.  Only the map writes and
+ * their order are here; what an add checks before it writes (the selector,
+ * the process) is sf_selector.c's, which the readers share.
  *
  * The order of the writes is what keeps the hot path exact and makes every
  * change survive a kill -9 at any point.  A target becomes active with its
@@ -15,19 +17,11 @@
  * into another target's windows: they are in another generation.
  */
 #define _GNU_SOURCE
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
-#include <linux/magic.h>
 #include <bpf/bpf.h>
 #include "sf_common.h"
 #include "sf_check.h"
@@ -37,98 +31,6 @@
 #include "sf_target.h"
 #include "sat_rules.h"
 
-/* Cgroup depths the config can tell apart (satfeed_target.level % this). */
-#define NR_LEVELS 64
-/* Room for a cgroup's path in its target entry, with the terminating NUL. */
-#define PATH_ROOM sizeof(((struct satfeed_target *)0)->path)
-
-static int cgroup_id(const char *path, __u64 *id)
-{
-	struct {
-		struct file_handle fh;
-		__u64 cgid;
-	} h = { .fh.handle_bytes = sizeof(__u64) };
-	int mount_id;
-
-	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0))
-		return -errno;
-	*id = h.cgid;
-	return 0;
-}
-
-/*
- * Can the engine watch the cgroup at this depth, and the target keep its
- * path (relative to the cgroup2 mount) whole?  The config tells NR_LEVELS
- * depths apart and satfeed_target.path holds 95 characters.
- */
-static int cgroup_watchable(const char *arg, int level, const char *rel,
-			    char *why, size_t len)
-{
-	size_t n = strlen(rel);
-
-	if (level >= NR_LEVELS) {
-		snprintf(why, len, "%s is %d levels below the cgroup2 root; satfeed watches cgroups up to depth %d",
-			 arg, level, NR_LEVELS - 1);
-		return SF_EXIT_USAGE;
-	}
-	if (n >= PATH_ROOM) {
-		snprintf(why, len, "%s: its path below the cgroup2 mount is %zu characters; satfeed keeps at most %zu",
-			 arg, n, PATH_ROOM - 1);
-		return SF_EXIT_USAGE;
-	}
-	return SF_EXIT_OK;
-}
-
-int sf_selector_cgroup(const char *arg, struct sf_selector *sel, char *why,
-		       size_t len)
-{
-	char real[PATH_MAX], up[PATH_MAX], *slash;
-	struct statfs sfs;
-	struct stat st;
-	int level = 0, err;
-
-	if (!realpath(arg, real)) {
-		snprintf(why, len, "%s: %s", arg, strerror(errno));
-		return SF_EXIT_TARGET;
-	}
-	if (stat(real, &st) || !S_ISDIR(st.st_mode)) {
-		snprintf(why, len, "%s is not a directory", arg);
-		return SF_EXIT_USAGE;
-	}
-	if (statfs(real, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
-		snprintf(why, len, "%s is not a cgroup v2 directory", arg);
-		return SF_EXIT_USAGE;
-	}
-	/* depth: walk up while the parent is still the same cgroup2 mount */
-	snprintf(up, sizeof(up), "%s", real);
-	while ((slash = strrchr(up, '/')) && slash != up) {
-		struct stat pst;
-
-		*slash = '\0';
-		if (statfs(up, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC ||
-		    stat(up, &pst) || pst.st_dev != st.st_dev)
-			break;
-		level++;
-	}
-	/* the part below the mount point: the last `level` components */
-	slash = real + strlen(real);
-	for (int i = 0; i < level && slash > real; i++)
-		while (--slash > real && *slash != '/')
-			;
-	err = cgroup_watchable(arg, level, level ? slash : "/", why, len);
-	if (err)
-		return err;
-	err = cgroup_id(real, &sel->id);
-	if (err) {
-		snprintf(why, len, "cannot get the cgroup id of %s: %s", arg,
-			 strerror(-err));
-		return SF_EXIT_ERROR;
-	}
-	sel->kind = SATFEED_TARGET_CGROUP;
-	sel->level = level;
-	snprintf(sel->path, sizeof(sel->path), "%s", level ? slash : "/");
-	return SF_EXIT_OK;
-}
 
 static void change_end(int lockfd)
 {
@@ -178,7 +80,7 @@ static int change_begin(const struct sf_pins *p, int *lockfd, char *why,
 int sf_config_build(const struct satfeed_target *t, __u32 n,
 		    struct satfeed_config *cfg)
 {
-	bool levels[NR_LEVELS] = {};
+	bool levels[SF_CGROUP_LEVELS] = {};
 	__u32 nr = 0;
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -191,11 +93,11 @@ int sf_config_build(const struct satfeed_target *t, __u32 n,
 			*v = *v ? SATFEED_PID_SLOT_SHARED : slot + 1;
 		} else if (t[slot].kind == SATFEED_TARGET_CGROUP) {
 			cfg->nr_cgroup_targets++;
-			levels[t[slot].level % NR_LEVELS] = true;
+			levels[t[slot].level % SF_CGROUP_LEVELS] = true;
 		}
 	}
 	/* deepest first */
-	for (int l = NR_LEVELS - 1; l >= 0; l--) {
+	for (int l = SF_CGROUP_LEVELS - 1; l >= 0; l--) {
 		if (!levels[l])
 			continue;
 		if (nr == SATFEED_MAX_CGROUP_LEVELS)
@@ -236,44 +138,6 @@ int sf_config_rebuild(const struct sf_pins *p)
 	return config_write(p, t);
 }
 
-bool sf_pid_alive(__u64 pid)
-{
-	return !kill((pid_t)pid, 0) || errno == EPERM;
-}
-
-bool sf_target_gone(const struct satfeed_target *t)
-{
-	if (t->state == SATFEED_STATE_GONE)
-		return true;
-	return t->kind == SATFEED_TARGET_PID && !sf_pid_alive(t->id);
-}
-
-bool sf_target_matches(const struct satfeed_target *t,
-		       const struct sf_selector *sel)
-{
-	return sel->kind == SATFEED_TARGET_FREE ||
-	       (t->kind == sel->kind && t->id == sel->id);
-}
-
-int sf_target_find(const struct sf_pins *p, const struct sf_selector *sel,
-		   struct satfeed_target *out)
-{
-	for (__u32 slot = 0; slot < p->info.max_targets; slot++) {
-		struct satfeed_target t;
-		int err = sf_target_read(p, slot, &t);
-
-		if (err)
-			return err;
-		if (t.kind != SATFEED_TARGET_FREE && sel->kind &&
-		    sf_target_matches(&t, sel)) {
-			if (out)
-				*out = t;
-			return slot;
-		}
-	}
-	return -ENOENT;
-}
-
 int sf_index_delete(const struct sf_pins *p, __u32 kind, __u64 id)
 {
 	__u64 key64 = id;
@@ -309,60 +173,6 @@ static int free_slot(const struct sf_pins *p, __u32 slot,
 static const char *kind_name(__u32 kind)
 {
 	return kind == SATFEED_TARGET_PID ? "pid" : "cgroup";
-}
-
-/* A pid target must be a process, not one of its threads. */
-static int check_tgid(__u64 pid, char *why, size_t len)
-{
-	char path[64], line[256];
-	long tgid = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%llu/status",
-		 (unsigned long long)pid);
-	f = fopen(path, "r");
-	if (!f) {
-		snprintf(why, len, "no process with pid %llu",
-			 (unsigned long long)pid);
-		return SF_EXIT_TARGET;
-	}
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %ld", &tgid) == 1)
-			break;
-	fclose(f);
-	if (tgid != (long)pid) {
-		snprintf(why, len, "%llu is a thread of process %ld; watch %ld",
-			 (unsigned long long)pid, tgid, tgid);
-		return SF_EXIT_USAGE;
-	}
-	return SF_EXIT_OK;
-}
-
-/*
- * The engine counts 64-bit system calls only: a 32-bit program's calls are
- * numbered from the ia32 table and skipped (satfeed_engine.bpf.h).  A
- * process whose program cannot be read (a kernel thread) passes.
- */
-static int check_native(__u64 pid, char *why, size_t len)
-{
-	unsigned char ident[EI_NIDENT];
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%llu/exe", (unsigned long long)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return SF_EXIT_OK;
-	n = read(fd, ident, sizeof(ident));
-	close(fd);
-	if (n == EI_NIDENT && !memcmp(ident, ELFMAG, SELFMAG) &&
-	    ident[EI_CLASS] != ELFCLASS64) {
-		snprintf(why, len, "process %llu runs a 32-bit program; satfeed counts 64-bit system calls only",
-			 (unsigned long long)pid);
-		return SF_EXIT_USAGE;
-	}
-	return SF_EXIT_OK;
 }
 
 /*
@@ -440,10 +250,33 @@ static int index_insert(const struct sf_pins *p, const struct sf_selector *sel,
 }
 
 /*
+ * Fresh streams, verdict and discovery counts in generation gen for slot,
+ * the verdict first: the engine updates it only after a window of the new
+ * streams closed.  0, or -errno with *what naming what was not reset.
+ */
+static int slot_reset(const struct sf_pins *p, __u32 slot, __u32 gen,
+		      const char **what)
+{
+	int err;
+
+	*what = "the verdict";
+	err = sf_verdict_reset(p, slot, gen);
+	if (err)
+		return err;
+	*what = "streams";
+	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
+		err = sf_stream_reset(p, slot, s, gen);
+		if (err)
+			return err;
+	}
+	*what = "the discovery counts";
+	return sf_discover_reset(p, slot, gen);
+}
+
+/*
  * Make slot hold target *t, active only with the last write: a fresh
- * verdict and fresh streams in its generation (the verdict first: the
- * engine updates it only after a window of the new streams closed), its
- * index entry, sf_config as the table will be, the target.  On failure what
+ * verdict and fresh streams in its generation (slot_reset()), its index
+ * entry, sf_config as the table will be, the target.  On failure what
  * was written is undone.  Returns an enum sf_exit.
  */
 static int publish(const struct sf_pins *p, __u32 slot,
@@ -453,26 +286,12 @@ static int publish(const struct sf_pins *p, __u32 slot,
 	struct satfeed_target table[SATFEED_MAX_TARGETS] = {};
 	struct satfeed_index ix = { .slot = slot, .gen = t->gen,
 				    .sc_mask = t->sc_mask };
+	const char *what;
 	int err;
 
-	err = sf_verdict_reset(p, slot, t->gen);
+	err = slot_reset(p, slot, t->gen, &what);
 	if (err) {
-		snprintf(why, len, "cannot reset the verdict: %s",
-			 strerror(-err));
-		return SF_EXIT_ERROR;
-	}
-	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
-		err = sf_stream_reset(p, slot, s, t->gen);
-		if (err) {
-			snprintf(why, len, "cannot reset streams: %s",
-				 strerror(-err));
-			return SF_EXIT_ERROR;
-		}
-	}
-	err = sf_discover_reset(p, slot, t->gen);
-	if (err) {
-		snprintf(why, len, "cannot reset the discovery counts: %s",
-			 strerror(-err));
+		snprintf(why, len, "cannot reset %s: %s", what, strerror(-err));
 		return SF_EXIT_ERROR;
 	}
 	err = index_insert(p, sel, &ix);
@@ -517,38 +336,12 @@ static bool exited_meanwhile(const struct sf_selector *sel, int pidfd)
 	return pidfd >= 0 && sf_proc_exiting(pidfd, sel->id);
 }
 
-/* A handle on the process to watch that its exit cannot slip past. */
-static int open_process(const struct sf_selector *sel, int *pidfd, char *why,
-			size_t len)
-{
-	int err;
 
-	*pidfd = -1;
-	if (sel->kind != SATFEED_TARGET_PID)
-		return SF_EXIT_OK;
-	err = check_tgid(sel->id, why, len) ?:
-	      check_native(sel->id, why, len);
-	if (err)
-		return err;
-	/* one that adds itself is alive, and its poll() on a pidfd would count */
-	if (sel->id == (__u64)getpid())
-		return SF_EXIT_OK;
-	*pidfd = sf_proc_open(sel->id);
-	if (*pidfd == -ESRCH || *pidfd == -EINVAL ||
-	    (*pidfd >= 0 && sf_proc_exiting(*pidfd, sel->id))) {
-		snprintf(why, len, "process %llu has exited",
-			 (unsigned long long)sel->id);
-		err = SF_EXIT_TARGET;
-	} else if (*pidfd < 0) {
-		snprintf(why, len, "cannot open process %llu: %s",
-			 (unsigned long long)sel->id, strerror(-*pidfd));
-		err = SF_EXIT_ERROR;
-	}
-	if (err && *pidfd >= 0)
-		close(*pidfd);
-	if (err)
-		*pidfd = -1;
-	return err;
+/* Is the saturated level of a rule above its near one, neither off? */
+static bool rule_inverted(__u32 full, __u32 near)
+{
+	return full != SATFEED_SAT_RULE_OFF && near != SATFEED_SAT_RULE_OFF &&
+	       full > near;
 }
 
 /* Rules a target can have: an idle_full above idle_near is a mistake. */
@@ -560,16 +353,12 @@ static int check_rules(const struct satfeed_sat_rules *rules, char *why,
 	if (!rules)
 		return SF_EXIT_OK;
 	satfeed_sat_rules_effective(rules, &eff);
-	if (eff.idle_full_permille != SATFEED_SAT_RULE_OFF &&
-	    eff.idle_near_permille != SATFEED_SAT_RULE_OFF &&
-	    eff.idle_full_permille > eff.idle_near_permille) {
+	if (rule_inverted(eff.idle_full_permille, eff.idle_near_permille)) {
 		snprintf(why, len, "the saturated idle share (%u permille) is above the near one (%u permille); it must not be",
 			 eff.idle_full_permille, eff.idle_near_permille);
 		return SF_EXIT_USAGE;
 	}
-	if (eff.wps_full_permille != SATFEED_SAT_RULE_OFF &&
-	    eff.wps_near_permille != SATFEED_SAT_RULE_OFF &&
-	    eff.wps_full_permille > eff.wps_near_permille) {
+	if (rule_inverted(eff.wps_full_permille, eff.wps_near_permille)) {
 		snprintf(why, len, "the saturated waits per send (%u permille) is above the near one (%u permille); it must not be",
 			 eff.wps_full_permille, eff.wps_near_permille);
 		return SF_EXIT_USAGE;
@@ -593,7 +382,7 @@ int sf_target_add_rules(const struct sf_pins *p, const struct sf_selector *sel,
 	err = check_rules(rules, why, len);
 	if (err)
 		return err;
-	err = open_process(sel, &pidfd, why, len);
+	err = sf_selector_open_process(sel, &pidfd, why, len);
 	if (err)
 		return err;
 	err = change_begin(p, &lockfd, why, len);

@@ -19,6 +19,8 @@
  *
  * A program that writes another object's copy of the tables (a benchmark's
  * probe programs) builds the config the same way with sf_config_build().
+ * The selector, and the checks an add makes before it writes, are
+ * sf_selector.h's.
  */
 #ifndef __SF_TARGET_H
 #define __SF_TARGET_H
@@ -26,24 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "sf_pins.h"
-
-/* Which target: a process or a cgroup v2 directory. */
-struct sf_selector {
-	__u32 kind;		/* enum satfeed_target_kind; FREE: none given */
-	__u64 id;		/* tgid, or cgroup id (the directory's inode) */
-	__u32 level;		/* cgroup: depth below the cgroup2 root */
-	char path[96];		/* cgroup: path relative to the cgroup2 mount */
-};
-
-/*
- * Select the cgroup v2 directory at path (any spelling: it is resolved): its
- * id, its depth below the cgroup2 mount and its path relative to it.
- * Refused (SF_EXIT_USAGE) when it cannot be watched: 64 or more levels deep,
- * or a relative path longer than the 95 characters a target keeps.
- * Returns an enum sf_exit; on failure *why holds a one-line reason.
- */
-int sf_selector_cgroup(const char *path, struct sf_selector *sel, char *why,
-		       size_t len);
+#include "sf_selector.h"
 
 /*
  * sf_config for the targets t[0..n) (t[i] is slot i; FREE slots are
@@ -58,23 +43,6 @@ int sf_config_rebuild(const struct sf_pins *p);
 
 /* Delete the index entry of target (kind, id).  0 or -errno. */
 int sf_index_delete(const struct sf_pins *p, __u32 kind, __u64 id);
-
-/* Is there a process (or thread) with this id? */
-bool sf_pid_alive(__u64 pid);
-
-/* Has the target's process exited (or been marked gone by the engine)? */
-bool sf_target_gone(const struct satfeed_target *t);
-
-/* Does target t match sel (a FREE selector matches every target)? */
-bool sf_target_matches(const struct satfeed_target *t,
-		       const struct sf_selector *sel);
-
-/*
- * Slot of the target sel names, with its entry in *t (t may be NULL).
- * -ENOENT when it is not watched, else -errno of a failed read.
- */
-int sf_target_find(const struct sf_pins *p, const struct sf_selector *sel,
-		   struct satfeed_target *t);
 
 /*
  * Watch sel, counting the syscalls of sc_mask (bits of enum satfeed_syscall).
