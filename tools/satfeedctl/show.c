@@ -35,16 +35,37 @@ static void fmt_cv2(char *buf, size_t len, const struct sf_figures *f)
 			 f->cv2_permille % 1000, fig_mark(f));
 }
 
+/* a rate: a tenth below 10000/s, where it still says something */
 static void fmt_rate(char *buf, size_t len, const struct sf_figures *f)
 {
 	double r = f->rate_milli / 1000.0;
 
 	if (f->source == SF_FIG_NONE)
 		snprintf(buf, len, "- ");
-	else if (r < 1e5)
+	else if (r < 1e4)
 		snprintf(buf, len, "%.1f%c", r, fig_mark(f));
 	else
 		snprintf(buf, len, "%.0f%c", r, fig_mark(f));
+}
+
+/*
+ * The waits per 1000 sends the wps rules compare (wps_avg_permille), in 4
+ * columns: 999, 9999, 12k, 4294M.  - : not known yet (no send window has
+ * closed since the target counted a wait) or no verdict.
+ */
+static void fmt_wps(char *buf, size_t len, const struct satfeed_verdict *v,
+		    bool has)
+{
+	__u32 w = v->wps_avg_permille;
+
+	if (!has || !(v->seen & SATFEED_SAT_SEEN_WPS))
+		snprintf(buf, len, "-");
+	else if (w < 10000)
+		snprintf(buf, len, "%u", w);
+	else if (w < 1000000)
+		snprintf(buf, len, "%uk", w / 1000);
+	else
+		snprintf(buf, len, "%uM", w / 1000000);
 }
 
 /* When the target's next window closes: the soonest of its partial ones */
@@ -64,22 +85,27 @@ static void fmt_next(char *buf, size_t len, const struct sf_figures *f)
 	fmt_dur(buf + 1, len - 1, soonest);
 }
 
-#define SUMMARY_FMT "%-23.23s %-7s %6s %6s %6s %9s %9s %6s\n"
+/* 80 columns: the state, then the figure its default rules judge */
+#define SUMMARY_FMT "%-23.23s %-7s %4s %6s %6s %6s %7s %7s %6s\n"
 
 static void summary_header(void)
 {
-	printf(SUMMARY_FMT, "TARGET", "STATE", "IDLE%", "CV2.S", "CV2.R",
-	       "RPS", "RECV/s", "NEXT");
+	printf(SUMMARY_FMT, "TARGET", "STATE", "WPS", "IDLE%", "CV2.S",
+	       "CV2.R", "RPS", "RECV/s", "NEXT");
 }
 
 static void summary_row(const struct view *vw, const struct sf_target_view *tv)
 {
 	char label[160], idle[32], cs[32], cr[32], rps[32], rr[32], next[32];
+	char wps[16];
 	struct sf_figures f[SATFEED_NR_STREAMS];
 	struct satfeed_verdict v;
+	const char *state;
 	bool has;
 
 	all_figures(vw, tv, f);
+	state = sat_state(vw, tv, &v, &has);
+	fmt_wps(wps, sizeof(wps), &v, has);
 	target_label(label, sizeof(label), &tv->t, false);
 	fmt_pct(idle, sizeof(idle), &f[SATFEED_STREAM_POLL],
 		f[SATFEED_STREAM_POLL].idle_permille);
@@ -88,8 +114,7 @@ static void summary_row(const struct view *vw, const struct sf_target_view *tv)
 	fmt_rate(rps, sizeof(rps), &f[SATFEED_STREAM_SEND]);
 	fmt_rate(rr, sizeof(rr), &f[SATFEED_STREAM_RECV]);
 	fmt_next(next, sizeof(next), f);
-	printf(SUMMARY_FMT, label, sat_state(vw, tv, &v, &has), idle, cs, cr,
-	       rps, rr, next);
+	printf(SUMMARY_FMT, label, state, wps, idle, cs, cr, rps, rr, next);
 }
 
 #define RAW_FMT "%-28.28s %-6s %6s %6s %10s %10s %7s %11s %6s %6s %7s %s\n"
