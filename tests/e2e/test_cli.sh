@@ -335,8 +335,13 @@ ASSERT_MATCH "show --raw: header" "TARGET +STREAM +WIN +PEND +MEAN\(us\) +SD\(us
 ASSERT_MATCH "show --raw: the send window is closed and recent" " send .* closed$" \
 	"$(printf '%s\n' "$OUT" | grep ' send ')"
 ASSERT_OK "show (a line per target)" "$CTL" show --pid "$T"
-ASSERT_MATCH "show: header, the state first" "^TARGET +STATE +IDLE% +CV2.S +CV2.R +RPS +RECV/s +NEXT$" "$OUT"
+ASSERT_MATCH "show: header, the state first, then the waits per send" "^TARGET +STATE +WPS +IDLE% +CV2.S +CV2.R +RPS +RECV/s +NEXT$" "$OUT"
 ASSERT_EQ "show: one line per target" 2 "$(printf '%s\n' "$OUT" | wc -l)"
+# the only send window closed before the first wait: nothing to judge yet
+ASSERT_MATCH "show: no waits per send before a window closes after a wait" \
+	"^pid $T python3 +unknown +- " "$OUT"
+ASSERT_EQ "show: every line fits 80 columns" "" \
+	"$(printf '%s\n' "$OUT" | awk 'length($0) > 80')"
 
 # watch
 ASSERT_OK "watch --count 2 --interval 0.1" "$CTL" watch --count 2 --interval 0.1
@@ -348,6 +353,22 @@ ASSERT_MATCH "watch: send: dispersion, SD, rate, trend and its scale" \
 ASSERT_MATCH "watch: poll: the idle share" "^  poll +[0-9]+ idle [0-9]+\.[0-9]%" "$OUT"
 ASSERT_EQ "watch: every line fits 80 columns" "" \
 	"$(printf '%s\n' "$OUT" | awk 'length($0) > 80')"
+
+# WPS: the verdict's smoothed waits per 1000 sends, once a send window
+# closed after waits (the 300 epoll above): 1000 * waits / 2048, its first
+ASSERT_TRUE "traffic: sendto 2048 (the second send window closes)" sf_traffic sendto 2048
+ASSERT_OK "show after a send window with waits" "$CTL" show --pid "$T"
+ROW=$(printf '%s\n' "$OUT" | grep "^pid $T ")
+J=$("$CTL" show --json --pid "$T")
+ASSERT_EQ "show --json: wps_avg is 1000 * waits / 2048 (the first known)" \
+	"$(jget "$J" '1000 * j["targets"][0]["poll"]["calls"] // 2048')" \
+	"$(jget "$J" 'j["targets"][0]["saturation"]["wps_avg_permille"]')"
+ASSERT_MATCH "show: WPS is the verdict's wps_avg, after its state" \
+	"^pid $T python3 +$(jget "$J" '"%s +%d" % (j["targets"][0]["saturation"]["state"], j["targets"][0]["saturation"]["wps_avg_permille"])') " \
+	"$ROW"
+ASSERT_EQ "show: the state is what WPS makes it (default rules: 150, 30)" \
+	"$(jget "$J" '(lambda w: "full" if w < 30 else "near" if w < 150 else "ok")(j["targets"][0]["saturation"]["wps_avg_permille"])')" \
+	"$(jget "$J" 'j["targets"][0]["saturation"]["state"]')"
 
 ASSERT_OK "remove --pid" "$CTL" remove --pid "$T"
 ASSERT_MATCH "remove: message" "removed 1 target" "$OUT"

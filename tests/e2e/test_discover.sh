@@ -11,7 +11,8 @@
 #  3. discover the bundled server in each of its I/O modes under load: the
 #     recommended families are the calls that mode makes (sendfile mode,
 #     which answers with writev + sendfile, keeps one of the two), the
-#     discovery slot is gone afterwards, also after SIGINT.
+#     discovery slot is gone afterwards, also after SIGINT; after SIGKILL
+#     `check` names the slot left behind, `check --repair` removes it.
 #  4. add --auto on the sendfile-mode server: the send stream then gets
 #     exactly one sample per response (send calls == sfload's replies).
 #  5. a target that makes no traced call is told so; a cgroup target.
@@ -215,6 +216,50 @@ if start_server sendto; then
 	ASSERT_EQ "discover interrupted: exit 1" 1 "$?"
 	targets_empty "after SIGINT"
 	sf_kill "$SRV"
+fi
+
+sf_log "--- discover killed with SIGKILL: check names its slot, --repair removes it ---"
+if start_server sendto; then
+	sf_bg "$CTL" discover --pid "$SRV" --seconds 30
+	DP=$BG_PID
+	for _ in $(seq 1 50); do
+		[ "$("$CTL" targets --json)" != '{"targets":[]}' ] && break
+		sleep 0.1
+	done
+	ASSERT_MATCH "discovery slot while it runs" "\"pid\":$SRV" \
+		"$("$CTL" targets --json)"
+	ASSERT_OK "check while discover runs: a live discovery is no problem" \
+		"$CTL" check
+	kill -KILL "$DP"
+	wait "$DP" 2>/dev/null	# not bash's "Killed" line in the log
+	ASSERT_EQ "discover killed by SIGKILL" 137 "$?"
+	ASSERT_MATCH "its slot outlives it" "\"pid\":$SRV" \
+		"$("$CTL" targets --json)"
+	ASSERT_RC "check after the kill" 1 "$CTL" check
+	ASSERT_MATCH "check: names the slot and the killed discover" \
+		"^slot [0-9]+: pid $SRV is in discovery, but the satfeedctl that ran it \\(pid $DP\\) is gone" \
+		"$OUT"
+	ASSERT_MATCH "check: one problem, none repaired" \
+		"1 problem found, 0 repaired$" "$OUT"
+	ASSERT_MATCH "check: the slot is still there" "\"pid\":$SRV" \
+		"$("$CTL" targets --json)"
+	ASSERT_OK "check --repair" "$CTL" check --repair
+	ASSERT_MATCH "check --repair: repaired" \
+		"^slot [0-9]+: pid $SRV is in discovery, .*; repaired$" "$OUT"
+	ASSERT_MATCH "check --repair: one problem, one repaired" \
+		"1 problem found, 1 repaired$" "$OUT"
+	targets_empty "after check --repair"
+	ASSERT_OK "check after the repair" "$CTL" check
+	ASSERT_MATCH "check after the repair: consistent" "consistent$" "$OUT"
+	ASSERT_BPFFS "after the repair" "$SNAP"
+	ASSERT_OK "a new discover of the same pid" \
+		"$CTL" discover --pid "$SRV" --seconds 0.3 --json
+	ASSERT_EQ "the new discover reports" "$SRV" \
+		"$(jget "$OUT" 'j["target"]["id"]')"
+	targets_empty "after the new discover"
+	sf_kill "$SRV"
+else
+	sf_fail "sfserver for the SIGKILL case started"
 fi
 
 sf_log "--- discover a cgroup ---"

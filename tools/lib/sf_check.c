@@ -5,7 +5,9 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "sf_check.h"
@@ -70,6 +72,70 @@ static bool pid_exited(__u64 pid)
 	return exited;
 }
 
+/*
+ * Did process pid start after mono_ns (CLOCK_MONOTONIC)?  Then it is not
+ * the process that was there at mono_ns, but one that reused its pid.
+ * /proc gives the start in clock ticks of CLOCK_BOOTTIME, which runs ahead
+ * of CLOCK_MONOTONIC by the time suspended: at most by as much as now, so
+ * a start after mono_ns plus today's lead is surely after mono_ns.  False
+ * when it cannot tell.
+ */
+static bool started_after(__u64 pid, __u64 mono_ns)
+{
+	unsigned long long ticks;
+	struct timespec boot, mono;
+	char path[64], buf[1024], *p;
+	long hz = sysconf(_SC_CLK_TCK);
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%llu/stat", (unsigned long long)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* the comm may hold spaces and parentheses: fields follow the last ')' */
+	p = strrchr(buf, ')');
+	if (!p || hz <= 0 ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u"
+		   " %*d %*d %*d %*d %*d %*d %llu", &ticks) != 1)
+		return false;
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	mono_ns += (boot.tv_sec - mono.tv_sec) * 1000000000ULL +
+		   boot.tv_nsec - mono.tv_nsec;
+	return ticks * (1000000000ULL / hz) > mono_ns;
+}
+
+/*
+ * Is the satfeedctl that runs the discovery of slot gone?  It removes its
+ * target on every way out but SIGKILL.  Its pid may have been reused: a
+ * process that started after the discovery began is not it.  An owner not
+ * known (0) is never taken for gone.
+ */
+static bool discovery_orphaned(const struct sf_pins *p, __u32 slot,
+			       const struct satfeed_target *t, __u32 *owner)
+{
+	struct satfeed_discover d;
+	bool gone;
+	int fd;
+
+	*owner = 0;
+	if (!(t->sc_mask & SATFEED_SC_DISCOVER) ||
+	    sf_discover_read(p, slot, &d) || d.gen != t->gen || !d.owner)
+		return false;
+	*owner = d.owner;
+	fd = sf_proc_open(d.owner);
+	if (fd < 0)
+		return fd == -ESRCH || fd == -EINVAL;
+	gone = sf_proc_exiting(fd, d.owner) ||
+	       started_after(d.owner, d.start_ns);
+	close(fd);
+	return gone;
+}
+
 static int write_target(const struct sf_pins *p, __u32 slot,
 			const struct satfeed_target *t)
 {
@@ -85,6 +151,7 @@ static void check_active(struct check *c, __u32 slot, struct satfeed_target *t)
 	struct satfeed_index ix;
 	struct satfeed_stream st;
 	struct satfeed_verdict v;
+	__u32 owner;
 	int err = 0;
 
 	if (index_lookup(p, t->kind, t->id, &ix) || ix.slot != slot ||
@@ -96,6 +163,24 @@ static void check_active(struct check *c, __u32 slot, struct satfeed_target *t)
 		}
 		problem(c, err, "slot %u: %s %llu is listed active but has no index entry of its own (left by a killed add or remove)",
 			slot, kind, id);
+		return;
+	}
+	if (discovery_orphaned(p, slot, t, &owner)) {
+		/* what the killed discover would have removed: all of it */
+		if (c->repair) {
+			__u32 was = t->kind;
+
+			/* the slot first: then nothing points at it */
+			t->kind = SATFEED_TARGET_FREE;
+			err = write_target(p, slot, t);
+			if (!err) {
+				sf_index_delete(p, was, t->id);
+				sf_verdict_reset(p, slot, 0);
+				err = sf_config_rebuild(p);
+			}
+		}
+		problem(c, err, "slot %u: %s %llu is in discovery, but the satfeedctl that ran it (pid %u) is gone (killed: it removes its target on any other way out)",
+			slot, kind, id, owner);
 		return;
 	}
 	if (t->kind == SATFEED_TARGET_PID && pid_exited(t->id)) {

@@ -6,8 +6,10 @@
  * An active target has its index entry (same slot, generation and syscall
  * mask), its streams in its generation and its byte in sf_config, and a pid
  * target's process has not exited (the engine marks an exit only for an
- * indexed pid).  Every index entry belongs to an active target, and
- * sf_config is the one its targets make.  The protocol of sf_target.c
+ * indexed pid).  A target in discovery (SATFEED_SC_DISCOVER) has its
+ * satfeedctl, the owner its discovery counts name, still running: that
+ * removes it on every way out but SIGKILL.  Every index entry belongs to an
+ * active target, and sf_config is the one its targets make.  The protocol of sf_target.c
  * keeps a killed change invisible, but it can leave index entries and config
  * bytes that point at no active target; every change repairs those first.
  */

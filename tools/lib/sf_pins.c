@@ -403,7 +403,8 @@ int sf_discover_read(const struct sf_pins *p, __u32 slot,
 
 int sf_discover_reset(const struct sf_pins *p, __u32 slot, __u32 gen)
 {
-	struct satfeed_discover d = { .gen = gen,
+	/* the owner: a discovery that outlives it was killed (sf_check.c) */
+	struct satfeed_discover d = { .gen = gen, .owner = getpid(),
 				      .start_ns = sf_now_mono_ns() };
 
 	return bpf_map_update_elem(p->discover_fd, &slot, &d, 0) ? -errno : 0;

@@ -145,7 +145,8 @@ int sf_discover_read(const struct sf_pins *p, __u32 slot,
 
 /*
  * Empty slot's discovery counts for generation gen: the engine adds only to
- * the counts of its target's generation.  0 or -errno.
+ * the counts of its target's generation.  The calling process is their
+ * owner: a discovery outlives it only when it was killed.  0 or -errno.
  */
 int sf_discover_reset(const struct sf_pins *p, __u32 slot, __u32 gen);
 

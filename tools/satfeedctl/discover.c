@@ -5,14 +5,13 @@
  * seconds (sf_discover[slot]: calls, bytes and failures per source), then
  * removed, on every way out (Ctrl-C included).  From the counts come the
  * family sets that track one sample per request and per response, and the
- * `satfeedctl add` line that watches them; add --auto adds it at once.
- *
- * A source is a syscall of the list or, from SATFEED_SRC_URING_FIRST on, an
- * io_uring op: everything below goes through src_name() and src_family(),
- * so another kind of source is one more case there.
+ * `satfeedctl add` line that watches them (recommend.c); add --auto adds
+ * it at once.  The report: a table row or a JSON object per source that
+ * was called, grouped by family (count_cols, group_names).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +21,7 @@
 #include "sf_pins.h"
 #include "sf_target.h"
 #include "satfeedctl.h"
-
-/* Two counts "match" when they differ by at most 1/MATCH_DIV of the larger
- * (and 2 calls): a request or response in flight when the period ends. */
-#define MATCH_DIV	10
-/* A wait member used less than 1/RARE_DIV as often as the busiest is a
- * side thread's timer, not the server's event loop. */
-#define RARE_DIV	10
+#include "discover.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -37,268 +30,52 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
-static const char *src_name(__u32 src)
-{
-	static char op[SATFEED_NR_SOURCES][24];
-
-	if (src < SATFEED_SC_NR_BITS)	/* a member: syscall or io_uring */
-		return sf_syscalls[src].name;
-	if (src >= SATFEED_SRC_URING_FIRST && src < SATFEED_NR_SOURCES) {
-		/* an io_uring operation that is not a member */
-		snprintf(op[src], sizeof(op[src]), "io_uring_op%u",
-			 src - SATFEED_SRC_URING_FIRST);
-		return op[src];
-	}
-	return NULL;
-}
-
-static int src_family(__u32 src)
-{
-	if (src < SATFEED_SC_NR_BITS && sf_syscalls[src].name)
-		return sf_syscalls[src].family;
-	return -1;
-}
-
-/* The bit of src in sc_mask, 0 for a source that --send etc. cannot name. */
-static __u32 src_bit(__u32 src)
-{
-	return src < SATFEED_SC_NR_BITS && sf_syscalls[src].name ?
-	       1U << src : 0;
-}
-
-static bool src_seen(const struct satfeed_discover_count *c)
-{
-	return c->calls || c->not_socket;
-}
-
-static bool counts_match(__u64 a, __u64 b)
-{
-	__u64 hi = a > b ? a : b, d = a > b ? a - b : b - a;
-
-	return d <= hi / MATCH_DIV || d <= 2;
-}
-
-static __u64 absdiff(__u64 a, __u64 b)
-{
-	return a > b ? a - b : b - a;
-}
-
-struct recommend {
-	__u32 mask[SATFEED_NR_STREAMS];	/* chosen members per family */
-	__u64 count[SATFEED_NR_STREAMS]; /* their samples in the period */
-	char why[SATFEED_NR_STREAMS][512];
-	bool seen;			/* any traced call at all */
+/*
+ * The group of src in the table: its family, or NR_GROUPS - 1 for an
+ * io_uring operation of no family ("other").
+ */
+#define NR_GROUPS	(SATFEED_NR_STREAMS + 1)
+static const char *const group_names[NR_GROUPS] = {
+	[SATFEED_STREAM_SEND] = "send",
+	[SATFEED_STREAM_RECV] = "recv",
+	[SATFEED_STREAM_POLL] = "poll",
+	[SATFEED_NR_STREAMS] = "other",
 };
 
-/* The sources of family f that moved bytes (waits: that ran). */
-static __u32 family_used(const struct satfeed_discover *d, int f,
-			 __u64 *total)
+static int src_group(__u32 src)
 {
-	__u32 mask = 0;
+	int f = src_family(src);
 
-	*total = 0;
-	for (__u32 s = 0; s < SATFEED_NR_SOURCES; s++) {
-		const struct satfeed_discover_count *c = &d->src[s];
-		__u64 n = f == SATFEED_STREAM_POLL ? c->calls : c->moved;
-
-		if (src_family(s) != f || !n || !src_bit(s))
-			continue;
-		mask |= src_bit(s);
-		*total += n;
-	}
-	return mask;
+	return f >= 0 ? f : SATFEED_NR_STREAMS;
 }
 
-static __u64 mask_count(const struct satfeed_discover *d, int f, __u32 mask)
-{
-	__u64 n = 0;
-
-	for (__u32 s = 0; s < SATFEED_NR_SOURCES; s++)
-		if (src_bit(s) & mask)
-			n += f == SATFEED_STREAM_POLL ? d->src[s].calls :
-							d->src[s].moved;
-	return n;
-}
-
-static size_t names_of(char *buf, size_t len, __u32 mask)
-{
-	sf_format_syscalls(mask, buf, len);
-	return strlen(buf);
-}
-
-/*
- * Send or recv: the members that give one sample per response (request).
- * ref is the other direction's count, the number of requests (responses)
- * the period saw, 0 when unknown.  All the members that moved bytes when
- * together they match ref (or ref is unknown); else the one member whose
- * count matches ref best, most bytes first among equals (the body rather
- * than the headers), with the reason.
- */
-static void choose_io(const struct satfeed_discover *d, int f, __u64 ref,
-		      const char *ref_what, struct recommend *r)
-{
-	char names[256], one[64], all[256];
-	__u64 total, best_n = 0, best_bytes = 0;
-	__u32 used = family_used(d, f, &total), best = 0, matching = 0;
-	const char *fam = sf_stream_names[f];
-	int nr = __builtin_popcount(used);
-
-	if (!used) {
-		snprintf(r->why[f], sizeof(r->why[f]),
-			 "no %s-family call moved a byte: left at every member",
-			 fam);
-		return;
-	}
-	names_of(names, sizeof(names), used);
-	if (nr == 1 || !ref || counts_match(total, ref)) {
-		r->mask[f] = used;
-		r->count[f] = total;
-		if (nr == 1)
-			snprintf(r->why[f], sizeof(r->why[f]),
-				 "%s is the only %s-family call that moved bytes (%llu calls)",
-				 names, fam, (unsigned long long)total);
-		else
-			snprintf(r->why[f], sizeof(r->why[f]),
-				 "%s together: %llu calls%s%s%s",
-				 names, (unsigned long long)total,
-				 ref ? ", as many as the " : "",
-				 ref ? ref_what : "",
-				 ref ? "" : " (nothing to compare with)");
-		return;
-	}
-	for (__u32 s = 0; s < SATFEED_NR_SOURCES; s++) {
-		const struct satfeed_discover_count *c = &d->src[s];
-
-		if (!(src_bit(s) & used))
-			continue;
-		if (!best || absdiff(c->moved, ref) < absdiff(best_n, ref) ||
-		    (absdiff(c->moved, ref) == absdiff(best_n, ref) &&
-		     c->bytes > best_bytes)) {
-			best = src_bit(s);
-			best_n = c->moved;
-			best_bytes = c->bytes;
-		}
-	}
-	r->mask[f] = best;
-	r->count[f] = best_n;
-	for (__u32 s = 0; s < SATFEED_NR_SOURCES; s++)
-		if ((src_bit(s) & used) && counts_match(d->src[s].moved, ref))
-			matching |= src_bit(s);
-	names_of(one, sizeof(one), best);
-	names_of(all, sizeof(all), matching);
-	snprintf(r->why[f], sizeof(r->why[f]),
-		 "%s made %llu calls for %llu %s, %.1f per %s: two streams' worth of samples; %s alone made %llu (%s %s), one sample per %s%s%s%s",
-		 names, (unsigned long long)total, (unsigned long long)ref,
-		 ref_what, (double)total / ref,
-		 f == SATFEED_STREAM_SEND ? "response" : "request", one,
-		 (unsigned long long)best_n,
-		 counts_match(best_n, ref) ? "matching the" : "closest to the",
-		 ref_what, f == SATFEED_STREAM_SEND ? "response" : "request",
-		 __builtin_popcount(matching) > 1 ? " (" : "",
-		 __builtin_popcount(matching) > 1 ? all : "",
-		 __builtin_popcount(matching) > 1 ?
-			 " each match: either does; kept the one that moved the most bytes, else the first listed)" :
-			 "");
-}
-
-/* Poll: every wait member but those a side thread calls now and then. */
-static void choose_poll(const struct satfeed_discover *d,
-			struct recommend *r)
-{
-	const int f = SATFEED_STREAM_POLL;
-	__u64 total, max = 0;
-	__u32 used = family_used(d, f, &total), keep = 0, rare = 0;
-	char names[256], rnames[256];
-
-	if (!used) {
-		snprintf(r->why[f], sizeof(r->why[f]),
-			 "no wait (epoll/select/poll) seen: left at every member");
-		return;
-	}
-	for (__u32 s = 0; s < SATFEED_NR_SOURCES; s++)
-		if ((src_bit(s) & used) && d->src[s].calls > max)
-			max = d->src[s].calls;
-	for (__u32 s = 0; s < SATFEED_NR_SOURCES; s++) {
-		if (!(src_bit(s) & used))
-			continue;
-		if (d->src[s].calls * RARE_DIV < max)
-			rare |= src_bit(s);
-		else
-			keep |= src_bit(s);
-	}
-	r->mask[f] = keep;
-	r->count[f] = mask_count(d, f, keep);
-	names_of(names, sizeof(names), keep);
-	names_of(rnames, sizeof(rnames), rare);
-	snprintf(r->why[f], sizeof(r->why[f]), "%s: %llu waits%s%s%s",
-		 names, (unsigned long long)r->count[f],
-		 rare ? "; left out " : "", rare ? rnames : "",
-		 rare ? ", under a tenth as many (a timer, not the event loop)" :
-			"");
-}
-
-static void recommend(const struct satfeed_discover *d, struct recommend *r)
-{
-	__u64 recv_total, send_total;
-
-	memset(r, 0, sizeof(*r));
-	for (__u32 s = 0; s < SATFEED_NR_SOURCES; s++)
-		if (src_name(s) && src_seen(&d->src[s]))
-			r->seen = true;
-	family_used(d, SATFEED_STREAM_RECV, &recv_total);
-	/* requests: the receives; responses are counted against them */
-	choose_io(d, SATFEED_STREAM_SEND, recv_total, "requests (receives)",
-		  r);
-	family_used(d, SATFEED_STREAM_SEND, &send_total);
-	choose_io(d, SATFEED_STREAM_RECV,
-		  r->mask[SATFEED_STREAM_SEND] ? r->count[SATFEED_STREAM_SEND] :
-						 send_total,
-		  "responses (chosen sends)", r);
-	choose_poll(d, r);
-}
-
-/* "satfeedctl [--bpffs ROOT] add --pid N --send ... " */
-static void add_line(char *buf, size_t len, const struct args *a,
-		     const struct recommend *r)
-{
+/* The counts of a source, as the table (width 0: not a column) and the
+ * JSON name them, in their order. */
+static const struct count_col {
+	const char *head;
+	const char *key;
+	int width;
 	size_t off;
+} count_cols[] = {
+#define COUNT_COL(head, field, width) \
+	{ head, #field, width, offsetof(struct satfeed_discover_count, field) }
+	COUNT_COL("CALLS", calls, 10),
+	COUNT_COL("MOVED", moved, 10),
+	COUNT_COL("BYTES", bytes, 12),
+	COUNT_COL("ZERO", zero, 8),
+	COUNT_COL("EAGAIN", eagain, 8),
+	COUNT_COL("ERRORS", errors, 8),
+	COUNT_COL("NOT-SOCKET", not_socket, 10),
+	COUNT_COL(NULL, wait_ns, 0),
+#undef COUNT_COL
+};
 
-	off = snprintf(buf, len, PROG "%s%s add ",
-		       strcmp(a->root, SATFEED_DEFAULT_ROOT) ? " --bpffs " : "",
-		       strcmp(a->root, SATFEED_DEFAULT_ROOT) ? a->root : "");
-	if (a->sel[0].kind == SATFEED_TARGET_PID)
-		off += snprintf(buf + off, len - off, "--pid %llu",
-				(unsigned long long)a->sel[0].id);
-	else
-		off += snprintf(buf + off, len - off, "--cgroup %s",
-				a->target_arg);
-	for (int f = 0; f < SATFEED_NR_STREAMS && off < len; f++) {
-		char names[256];
+#define NR_COUNT_COLS	(sizeof(count_cols) / sizeof(count_cols[0]))
 
-		if (!r->mask[f])
-			continue;
-		names_of(names, sizeof(names), r->mask[f]);
-		off += snprintf(buf + off, len - off, " --%s %s",
-				sf_stream_names[f], names);
-	}
-}
-
-/* The recommended sc_mask: a family with no choice keeps every member. */
-static __u32 recommended_mask(const struct recommend *r)
+static unsigned long long count_of(const struct satfeed_discover_count *c,
+				   size_t col)
 {
-	__u32 mask = 0;
-
-	for (int f = 0; f < SATFEED_NR_STREAMS; f++) {
-		if (r->mask[f]) {
-			mask |= r->mask[f];
-			continue;
-		}
-		for (int i = 0; i < SATFEED_SC_NR_BITS; i++)
-			if (sf_syscalls[i].name &&
-			    sf_syscalls[i].family == f && sf_syscalls[i].nr != -1)
-				mask |= 1U << i;
-	}
-	return mask;
+	return *(const __u64 *)((const char *)c + count_cols[col].off);
 }
 
 static const char cannot_see[] =
@@ -331,31 +108,24 @@ static void print_text(const struct args *a, const struct satfeed_target *t,
 		printf("no traced call in %.2f s.\n%s", secs, cannot_see);
 		return;
 	}
-	printf("%-6s %-19s %10s %10s %12s %8s %8s %8s %10s %9s\n", "FAMILY",
-	       "CALL", "CALLS", "MOVED", "BYTES", "ZERO", "EAGAIN", "ERRORS",
-	       "NOT-SOCKET", "PER-S");
-	/* f == SATFEED_NR_STREAMS: the io_uring operations of no family */
-	for (int f = 0; f <= SATFEED_NR_STREAMS; f++) {
+	printf("%-6s %-19s", "FAMILY", "CALL");
+	for (size_t i = 0; i < NR_COUNT_COLS; i++)
+		if (count_cols[i].width)
+			printf(" %*s", count_cols[i].width, count_cols[i].head);
+	printf(" %9s\n", "PER-S");
+	for (int g = 0; g < NR_GROUPS; g++) {
 		for (__u32 s = 0; s < SATFEED_NR_SOURCES; s++) {
 			const struct satfeed_discover_count *c = &d->src[s];
 
-			if ((f < SATFEED_NR_STREAMS ? src_family(s) != f :
-						      src_family(s) >= 0) ||
-			    !src_name(s) || !src_seen(c))
+			if (src_group(s) != g || !src_name(s) || !src_seen(c))
 				continue;
-			printf("%-6s %-19s %10llu %10llu %12llu %8llu %8llu %8llu %10llu %9.1f",
-			       f < SATFEED_NR_STREAMS ? sf_stream_names[f] :
-							"other",
-			       src_name(s),
-			       (unsigned long long)c->calls,
-			       (unsigned long long)c->moved,
-			       (unsigned long long)c->bytes,
-			       (unsigned long long)c->zero,
-			       (unsigned long long)c->eagain,
-			       (unsigned long long)c->errors,
-			       (unsigned long long)c->not_socket,
-			       secs > 0 ? c->calls / secs : 0.0);
-			if (f == SATFEED_STREAM_POLL && c->calls)
+			printf("%-6s %-19s", group_names[g], src_name(s));
+			for (size_t i = 0; i < NR_COUNT_COLS; i++)
+				if (count_cols[i].width)
+					printf(" %*llu", count_cols[i].width,
+					       count_of(c, i));
+			printf(" %9.1f", secs > 0 ? c->calls / secs : 0.0);
+			if (g == SATFEED_STREAM_POLL && c->calls)
 				printf("  mean wait %.0f us",
 				       c->wait_ns / 1e3 / c->calls);
 			putchar('\n');
@@ -387,25 +157,18 @@ static void print_json(const struct args *a, const struct satfeed_target *t,
 	printf("\"%s\":%s},\"seconds\":%.3f,\"seen\":%s,\"sources\":[",
 	       t->kind == SATFEED_TARGET_PID ? "comm" : "path", s, secs,
 	       r->seen ? "true" : "false");
-	for (__u32 i = 0; i < SATFEED_NR_SOURCES; i++) {
-		const struct satfeed_discover_count *c = &d->src[i];
+	for (__u32 s = 0; s < SATFEED_NR_SOURCES; s++) {
+		const struct satfeed_discover_count *c = &d->src[s];
 
-		if (!src_name(i) || !src_seen(c))
+		if (!src_name(s) || !src_seen(c))
 			continue;
-		printf("%s{\"name\":\"%s\",\"family\":\"%s\",\"calls\":%llu,"
-		       "\"moved\":%llu,\"bytes\":%llu,\"zero\":%llu,"
-		       "\"eagain\":%llu,\"errors\":%llu,\"not_socket\":%llu,"
-		       "\"wait_ns\":%llu}",
-		       first ? "" : ",", src_name(i),
-		       src_family(i) >= 0 ? sf_stream_names[src_family(i)] : "other",
-		       (unsigned long long)c->calls,
-		       (unsigned long long)c->moved,
-		       (unsigned long long)c->bytes,
-		       (unsigned long long)c->zero,
-		       (unsigned long long)c->eagain,
-		       (unsigned long long)c->errors,
-		       (unsigned long long)c->not_socket,
-		       (unsigned long long)c->wait_ns);
+		printf("%s{\"name\":\"%s\",\"family\":\"%s\"",
+		       first ? "" : ",", src_name(s),
+		       group_names[src_group(s)]);
+		for (size_t i = 0; i < NR_COUNT_COLS; i++)
+			printf(",\"%s\":%llu", count_cols[i].key,
+			       count_of(c, i));
+		putchar('}');
 		first = false;
 	}
 	printf("],\"recommended\":{");
@@ -511,44 +274,56 @@ restore:
 	return err;
 }
 
-int cmd_discover(struct sf_pins *p, const struct args *a)
+/*
+ * Discover a->sel[0] and recommend its sets into *r.  *dp (to free) holds
+ * the counts, *t the target as added.  Returns an enum sf_exit.
+ */
+static int discover(struct sf_pins *p, const struct args *a,
+		    struct satfeed_target *t, struct satfeed_discover **dp,
+		    double *secs, struct recommend *r)
 {
-	struct satfeed_discover *d = calloc(1, sizeof(*d));
-	struct satfeed_target t = {};
-	struct recommend r;
-	double secs = 0;
 	int err;
 
-	if (!d)
+	*secs = 0;
+	*dp = calloc(1, sizeof(**dp));
+	if (!*dp)
 		return fail(SF_EXIT_ERROR, "out of memory");
-	err = run_discovery(p, a, &t, d, &secs);
-	if (!err) {
-		recommend(d, &r);
-		if (a->json)
-			print_json(a, &t, d, secs, &r);
-		else
-			print_text(a, &t, d, secs, &r);
-	}
+	err = run_discovery(p, a, t, *dp, secs);
+	if (!err)
+		recommend(*dp, r);
+	return err;
+}
+
+int cmd_discover(struct sf_pins *p, const struct args *a)
+{
+	struct satfeed_discover *d;
+	struct satfeed_target t = {};
+	struct recommend r;
+	double secs;
+	int err;
+
+	err = discover(p, a, &t, &d, &secs, &r);
+	if (!err && a->json)
+		print_json(a, &t, d, secs, &r);
+	else if (!err)
+		print_text(a, &t, d, secs, &r);
 	free(d);
 	return err;
 }
 
 int cmd_add_auto(struct sf_pins *p, const struct args *a)
 {
-	struct satfeed_discover *d = calloc(1, sizeof(*d));
+	struct satfeed_discover *d;
 	struct satfeed_target t = {};
 	struct args aa = *a;
 	struct recommend r;
 	char line[1024];
-	double secs = 0;
+	double secs;
 	int err;
 
-	if (!d)
-		return fail(SF_EXIT_ERROR, "out of memory");
-	err = run_discovery(p, a, &t, d, &secs);
+	err = discover(p, a, &t, &d, &secs, &r);
 	if (err)
 		goto out;
-	recommend(d, &r);
 	if (!r.seen) {
 		err = fail(SF_EXIT_TARGET, "%s %llu made no traced call in %.1f s: nothing to recommend, not added (see 'satfeedctl discover')",
 			   a->sel[0].kind == SATFEED_TARGET_PID ? "pid" : "cgroup",

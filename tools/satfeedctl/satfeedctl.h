@@ -2,8 +2,8 @@
 /*
  * satfeedctl.h - what satfeedctl's files share: the parsed command line,
  * the error message, the report of what the kernel skipped, the output
- * that show and targets both print, and the commands of the command table
- * (main.c).
+ * that show and targets both print, the command line (args.c, usage.c) and
+ * the commands of the command table (main.c).
  */
 #ifndef SATFEEDCTL_H
 #define SATFEEDCTL_H
@@ -45,6 +45,40 @@ struct args {
 	bool autoadd;		/* add --auto */
 };
 
+/* ---- the command line ---- */
+
+/* What a command takes and how it runs: its line of the table (main.c). */
+enum cmd_flags {
+	CMD_TARGET = 1 << 0,	/* needs --pid or --cgroup */
+	CMD_ALL = 1 << 1,	/* ... or --all */
+	CMD_FAMILIES = 1 << 2,	/* takes --send, --recv, --poll */
+	CMD_EXPORT = 1 << 3,	/* takes --listen, --allow-remote, --textfile;
+				 * opens the pins itself, on every scrape */
+	CMD_VANISHED = 1 << 4,	/* --cgroup may name a removed directory */
+	CMD_WRITE = 1 << 5,	/* changes the table: the lock exclusively */
+	CMD_OWN_LOCK = 1 << 6,	/* locks and opens the pins itself */
+	CMD_REPAIR = 1 << 7,	/* takes --repair */
+	CMD_EACH_VIEW = 1 << 8,	/* locks for each view it shows */
+	CMD_SELECT = 1 << 9,	/* may take --pid, --cgroup or --slot */
+	CMD_RAW = 1 << 10,	/* takes --raw */
+	CMD_JSON = 1 << 11,	/* takes --json */
+	CMD_INTERVAL = 1 << 12,	/* takes --interval */
+	CMD_COUNT = 1 << 13,	/* takes --count */
+	CMD_SECONDS = 1 << 14,	/* takes --seconds */
+	CMD_AUTO = 1 << 15,	/* takes --auto */
+};
+
+struct cmd {
+	const char *cmd;
+	int (*func)(struct sf_pins *p, const struct args *a);
+	unsigned int flags;
+};
+
+/* args.c: -1 when the options are all good, else the exit status */
+int parse_global(int argc, char **argv, struct args *a);
+int parse_args(int argc, char **argv, const struct cmd *c, struct args *a);
+/* usage.c: --help, --version (exit 0) or an option getopt refused (2) */
+int help_or_usage(int opt);
 
 /* ---- what the kernel skipped (skips.c) ---- */
 

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * show --json (and watch --json, a document per refresh): the latest
+ * windows, the figures and the verdict of each target, as one line of JSON
+ * with every integer exact.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sf_common.h"
+#include "sf_escape.h"
+#include "sf_figures.h"
+#include "sf_pins.h"
+#include "sf_target.h"
+#include "satfeedctl.h"
+#include "view.h"
+
+/* s: a target's comm or path, up to max bytes (it may lack a NUL) */
+void json_str(const char *s, size_t max)
+{
+	char buf[SF_JSON_ESCAPED_LEN(sizeof(((struct satfeed_target *)0)->path))];
+
+	sf_json_escape(buf, sizeof(buf), s, max);
+	fputs(buf, stdout);
+}
+
+static void json_window(const struct satfeed_window *w)
+{
+	printf("{\"seq\":%llu,\"start_ns\":%llu,\"end_ns\":%llu,"
+	       "\"sum_ns\":%llu,\"mean_ns\":%llu,\"var_ns2\":%llu,"
+	       "\"rate\":%llu.%03llu,\"clamped\":%u,\"runq_ns\":%llu,"
+	       "\"wait_permille\":%u,\"idle_permille\":%u,"
+	       "\"cv2_permille\":%u}",
+	       (unsigned long long)w->seq, (unsigned long long)w->start_ns,
+	       (unsigned long long)w->end_ns, (unsigned long long)w->sum_ns,
+	       (unsigned long long)w->mean_ns, (unsigned long long)w->var_ns2,
+	       (unsigned long long)(w->rate_milli / 1000),
+	       (unsigned long long)(w->rate_milli % 1000), w->clamped,
+	       (unsigned long long)w->runq_ns, w->wait_permille,
+	       w->idle_permille, w->cv2_permille);
+}
+
+/* The figures a reader should look at (sf_figures.h), as JSON. */
+static void json_figures(__u32 stream, const struct sf_figures *f)
+{
+	printf("\"figures\":{\"window\":\"%s\",\"samples\":%llu,",
+	       sf_fig_source_name(f->source), (unsigned long long)f->samples);
+	if (f->source == SF_FIG_NONE) {
+		printf("\"closes_in_ns\":null}");
+		return;
+	}
+	printf("\"mean_ns\":%llu,\"var_ns2\":%llu,\"cv2_permille\":%u,",
+	       (unsigned long long)f->mean_ns, (unsigned long long)f->var_ns2,
+	       f->cv2_permille);
+	if (stream == SATFEED_STREAM_POLL)
+		printf("\"wait_permille\":%u,\"idle_permille\":%u,",
+		       f->wait_permille, f->idle_permille);
+	else
+		printf("\"rate\":%llu.%03llu,",
+		       (unsigned long long)(f->rate_milli / 1000),
+		       (unsigned long long)(f->rate_milli % 1000));
+	printf("\"age_ns\":%llu,", (unsigned long long)f->age_ns);
+	if (f->source == SF_FIG_PARTIAL && f->closes_in_ns)
+		printf("\"closes_in_ns\":%llu}",
+		       (unsigned long long)f->closes_in_ns);
+	else
+		printf("\"closes_in_ns\":null}");
+}
+
+static void json_stream(const struct view *vw, __u32 stream,
+			const struct satfeed_stream *s)
+{
+	const struct satfeed_window *w = satfeed_newest_window(s);
+	const char *name = sf_stream_names[stream];
+	__u32 n = vw->p->info.window_samples;
+	struct sf_figures f;
+	__u64 first;
+
+	printf("\"%s\":{\"seq\":%llu,\"samples\":%u,\"pending\":%llu,"
+	       "\"calls\":%llu,\"last_ns\":%llu,",
+	       name, (unsigned long long)s->published, n,
+	       (unsigned long long)s->pending, (unsigned long long)s->calls,
+	       (unsigned long long)s->last_ns);
+	if (w) {
+		printf("\"mean_ns\":%llu,\"var_ns2\":%llu,",
+		       (unsigned long long)w->mean_ns,
+		       (unsigned long long)w->var_ns2);
+		if (stream != SATFEED_STREAM_POLL)
+			printf("\"%s\":%llu.%03llu,",
+			       stream == SATFEED_STREAM_SEND ? "rps" : "rate",
+			       (unsigned long long)(w->rate_milli / 1000),
+			       (unsigned long long)(w->rate_milli % 1000));
+		else
+			printf("\"wait_permille\":%u,\"idle_permille\":%u,",
+			       w->wait_permille, w->idle_permille);
+		printf("\"cv2_permille\":%u,", w->cv2_permille);
+	} else {
+		printf("\"mean_ns\":null,\"var_ns2\":null,");
+		if (stream != SATFEED_STREAM_POLL)
+			printf("\"%s\":null,",
+			       stream == SATFEED_STREAM_SEND ? "rps" : "rate");
+		else
+			printf("\"wait_permille\":null,\"idle_permille\":null,");
+		printf("\"cv2_permille\":null,");
+	}
+	if (vw->k.n >= 0)
+		printf("\"kernel_skipped\":%llu,",
+		       (unsigned long long)vw->k.stream[stream]);
+	else
+		printf("\"kernel_skipped\":null,");
+	sf_stream_figures(s, stream, n, vw->now, &f);
+	json_figures(stream, &f);
+	printf(",\"errors\":%llu,\"eagain\":%llu,\"zero_bytes\":%llu,"
+	       "\"not_socket\":%llu,\"windows\":[",
+	       (unsigned long long)s->errors, (unsigned long long)s->eagain,
+	       (unsigned long long)s->zero_bytes,
+	       (unsigned long long)s->not_socket);
+	first = s->published > SATFEED_HISTORY ?
+			s->published - SATFEED_HISTORY + 1 : 1;
+	for (__u64 seq = first; seq <= s->published; seq++) {
+		if (seq != first)
+			putchar(',');
+		json_window(satfeed_window_by_seq(s, seq));
+	}
+	printf("]}");
+}
+
+void json_target_head(__u32 slot, const struct satfeed_target *t)
+{
+	char mask[SF_MASK_TEXT_LEN];
+
+	printf("{\"slot\":%u,", slot);
+	if (t->kind == SATFEED_TARGET_PID) {
+		printf("\"pid\":%llu,\"comm\":", (unsigned long long)t->id);
+		json_str(t->comm, sizeof(t->comm));
+	} else {
+		printf("\"cgroup\":%llu,\"path\":", (unsigned long long)t->id);
+		json_str(t->path, sizeof(t->path));
+	}
+	sf_format_syscalls(t->sc_mask, mask, sizeof(mask));
+	printf(",\"state\":\"%s\",\"syscalls\":\"%s\"",
+	       sf_target_gone(t) ? "gone" : "active", mask);
+	printf(",\"rules\":{\"wps_near_permille\":%u,"
+	       "\"wps_full_permille\":%u,\"idle_near_permille\":%u,"
+	       "\"idle_full_permille\":%u,\"cv2_rise_permille\":%u}",
+	       t->rules.wps_near_permille, t->rules.wps_full_permille,
+	       t->rules.idle_near_permille, t->rules.idle_full_permille,
+	       t->rules.cv2_rise_permille);
+}
+
+static void json_verdict(const struct view *vw,
+			 const struct sf_target_view *tv)
+{
+	struct satfeed_verdict v;
+	bool has;
+	const char *state = sat_state(vw, tv, &v, &has);
+
+	printf(",\"saturation\":");
+	printf("{\"state\":\"%s\"", state);
+	if (has)
+		printf(",\"seen\":%u", v.seen);
+	if (has)
+		printf(",\"why\":%u,\"idle_permille\":%u,"
+		       "\"send_cv2_permille\":%u,\"recv_cv2_permille\":%u,"
+		       "\"base_cv2_permille\":%u,\"wps_permille\":%u,"
+		       "\"wps_avg_permille\":%u,\"since_ns\":%llu,"
+		       "\"updated_ns\":%llu,\"changes\":%llu",
+		       v.why, v.idle_permille, v.send_cv2_permille,
+		       v.recv_cv2_permille, v.base_cv2_permille,
+		       v.wps_permille, v.wps_avg_permille,
+		       (unsigned long long)v.since_ns,
+		       (unsigned long long)v.updated_ns,
+		       (unsigned long long)v.changes);
+	putchar('}');
+}
+
+/* The JSON document of show --json, one line; watch --json adds time_ns. */
+int json_view(const struct view *vw, const struct sf_selector *sel,
+	      int nsel)
+{
+	struct sf_pins *p = vw->p;
+	struct sf_target_view *tv;
+	bool first = true;
+	int err;
+
+	tv = malloc(sizeof(*tv));
+	if (!tv)
+		return -ENOMEM;
+	printf("{\"abi_version\":%u,\"attach_mode\":\"%s\","
+	       "\"window_samples\":%u,\"history\":%u,\"time_ns\":%llu,"
+	       "\"now_ns\":%llu,\"load_mono_ns\":%llu,",
+	       p->info.abi_version, sf_attach_name(p->info.attach_mode),
+	       p->info.window_samples, p->info.history,
+	       (unsigned long long)now_real_ns(),
+	       (unsigned long long)vw->now,
+	       (unsigned long long)p->info.load_mono_ns);
+	json_skips(&vw->k);
+	printf("\"targets\":[");
+	for (__u32 slot = 0; (err = sf_target_view_next(p, &slot, tv)) > 0;
+	     slot++) {
+		if (!selected(&tv->t, sel, nsel))
+			continue;
+		printf("%s", first ? "" : ",");
+		first = false;
+		json_target_head(slot, &tv->t);
+		json_verdict(vw, tv);
+		for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
+			putchar(',');
+			json_stream(vw, s, &tv->st[s]);
+		}
+		putchar('}');
+	}
+	printf("]}\n");
+	free(tv);
+	return err;
+}

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * satfeedctl --help and --version: the usage text, with the saturation
+ * rules' defaults filled in.
+ */
+#include <stdio.h>
+#include "sf_common.h"
+#include "sf_export.h"
+#include "sf_pins.h"
+#include "satfeedctl.h"
+
+static const char usage[] =
+"Usage: satfeedctl [--bpffs DIR] COMMAND [OPTIONS]\n"
+"\n"
+"Watch processes or cgroups with satfeed and read their request-level\n"
+"feedback: whether the server is saturated, the share of time it spends\n"
+"idle in epoll/select/poll waits (its slack), how dispersed the gaps\n"
+"between its sends and receives are, and its rates, each over windows of\n"
+"N samples.  The engine must be loaded first (satfeed-loader load).\n"
+"\n"
+"COMMANDS\n"
+"  add --pid PID... | --cgroup DIR [--send LIST] [--recv LIST] [--poll LIST]\n"
+"      [--wps-near P] [--wps-full P] [--idle-near P] [--idle-full P]\n"
+"      [--cv2-rise P] [--force]\n"
+"        watch processes (all their threads) or a cgroup v2 directory (every\n"
+"        task in it or below it).  --pid takes several pids, separated by\n"
+"        spaces or commas, or repeated: --pid \"$(pidof nginx)\" watches each\n"
+"        process apart; when a server's children do the I/O, watch its\n"
+"        cgroup instead (add says so).  LIST is a comma-separated set of\n"
+"        syscalls of that family that count (default: all of them):\n"
+"          send: sendto,sendmsg,sendmmsg,write,writev,sendfile,splice\n"
+"          recv: recvfrom,recvmsg,recvmmsg,read,readv\n"
+"          poll: epoll_wait,epoll_pwait,epoll_pwait2,select,pselect6,poll,ppoll\n"
+"        read/readv/write/writev count only on sockets, sendfile and splice\n"
+"        only when their output fd is a socket; 'send'/'recv' mean\n"
+"        sendto/recvfrom (that is what libc's send()/recv() call).\n"
+"        io_uring operations of the target's rings are members too, each\n"
+"        completion one event (every CQE of a multishot receive):\n"
+"          send: io_uring_send,io_uring_send_zc,io_uring_sendmsg,\n"
+"                io_uring_sendmsg_zc,io_uring_write,io_uring_writev\n"
+"          recv: io_uring_recv,io_uring_recvmsg,io_uring_read,io_uring_readv\n"
+"          poll: io_uring_wait (io_uring_enter with IORING_ENTER_GETEVENTS)\n"
+"        io_uring_write/writev/read/readv count only on sockets.\n"
+"        Saturation rules of the target, in permille (0: the default,\n"
+"        off: the rule is off):\n"
+"          --wps-near P   near below P waits per 1000 sends (smoothed)\n"
+"                         (default %s)\n"
+"          --wps-full P   saturated below P waits per 1000 sends (default %s)\n"
+"          --idle-near P  near saturation below this idle share (default %s)\n"
+"          --idle-full P  saturated below this idle share (default %s)\n"
+"          --cv2-rise P   near when the dispersion of the receive gaps\n"
+"                         exceeds its low-load baseline by P permille of\n"
+"                         it (1000: doubled) (default %s)\n"
+"        Kernel threads and the root cgroup are refused unless --force.\n"
+"  add --auto --pid PID | --cgroup DIR [--seconds S]\n"
+"        discover (below), then add the target with the recommended sets.\n"
+"  discover --pid PID | --cgroup DIR [--seconds S] [--json]\n"
+"        count every traced call of the target for S seconds (default 5;\n"
+"        0.1 to 3600) with the engine, in a slot of its own that is removed\n"
+"        on every way out (Ctrl-C too), then print the calls, bytes and\n"
+"        failures per syscall, and per family the members that give one\n"
+"        sample per request and per response (a server that answers with\n"
+"        two calls, headers by writev and body by sendfile, keeps the one\n"
+"        whose count matches the requests), with the add line to use.  The\n"
+"        target must not be watched already; it should be serving.\n"
+"  remove --pid PID... | --cgroup DIR|ID | --slot N | --all\n"
+"        stop watching; its windows are discarded.  A removed cgroup (shown\n"
+"        gone) is named by the path its directory had, its id, or its slot.\n"
+"  targets [--json]\n"
+"        list the watched targets.\n"
+"  show [--json] [--raw] [--pid PID... | --cgroup DIR|ID | --slot N]\n"
+"        one line per target: its saturation state first, then its figures\n"
+"        (COLUMNS below); --raw: a line per stream with the mean and SD.\n"
+"  watch [--interval SECONDS] [--count N] [--json]\n"
+"        refresh a view every SECONDS (default 1), 80 columns wide: per\n"
+"        target its state, per stream its figure, SD, rate and the trend of\n"
+"        the last 8 windows with its scale (min..max); Ctrl-C ends it (exit\n"
+"        0).  Follows the engine when it is reloaded.  --json: one JSON\n"
+"        object per refresh and line (show --json's, with \"time_ns\",\n"
+"        CLOCK_REALTIME), for logging.\n"
+"  export [--listen ADDR:PORT [--allow-remote]] [--textfile DIR\n"
+"         [--interval SECONDS]]\n"
+"        serve the windows to Prometheus at http://ADDR:PORT/metrics\n"
+"        (default " SF_EXPORT_DEFAULT_LISTEN "; text format 0.0.4, or OpenMetrics\n"
+"        1.0 when the scraper's Accept header asks for it), and/or write\n"
+"        DIR/" SF_EXPORT_TEXTFILE " every SECONDS (default 1) for node_exporter's\n"
+"        textfile collector.  ADDR is an IPv4 address, [an IPv6 address]\n"
+"        or localhost; one that is not loopback needs --allow-remote.\n"
+"        Port 0 picks a free port (printed).  Runs until SIGINT/SIGTERM;\n"
+"        while the engine is not loaded or not readable, satfeed_up is 0.\n"
+"  check [--repair]\n"
+"        check that nothing is half done: no load or unload left in\n"
+"        ROOTNAME~swap by a killed satfeed-loader, a whole engine at ROOT,\n"
+"        and a target table whose active targets each have their index\n"
+"        entry, streams and config byte, with no entry pointing nowhere, no\n"
+"        exited process listed active and no discovery left by a killed\n"
+"        discover.  Each problem is one line; exit 0 when there is none\n"
+"        (or --repair put each right), 1 otherwise.\n"
+"        add and remove repair the same things first, under the lock.\n"
+"\n"
+"LOCKING\n"
+"  Every command holds an flock of ROOT's parent directory (shared to read,\n"
+"  exclusive to change), as satfeed-loader does: a change is never seen\n"
+"  half done, and a kill -9 at any point leaves nothing visible that the\n"
+"  next change (or check --repair) does not sweep up.\n"
+"\n"
+"OPTIONS\n"
+"  -b, --bpffs DIR   pin root of the engine (default " SATFEED_DEFAULT_ROOT "),\n"
+"                    before or after the command\n"
+"  -V, --version     version and ABI\n"
+"  -h, --help        this text\n"
+"\n"
+"COLUMNS (show)\n"
+"  STATE    the engine's saturation verdict: ok, near (near saturation),\n"
+"           full (saturated), unknown (not judged yet), gone\n"
+"           (the process exited or the cgroup was removed)\n"
+"  WPS      waits per 1000 sends, smoothed over the send windows: what the\n"
+"           default rules judge (near below --wps-near, full below\n"
+"           --wps-full); about 1000 at low load, falls toward 0 as the\n"
+"           server saturates; - : not known yet\n"
+"  IDLE%%    share of the time the server's threads spent waiting for work\n"
+"           in epoll/select/poll, summed over threads (above 100 when\n"
+"           several wait at once), from the poll stream; falls with load\n"
+"  CV2.S    dispersion of the gaps between sends: variance / mean^2 (1.0\n"
+"           for Poisson arrivals); rises past the saturation point\n"
+"  CV2.R    the same of the gaps between receives\n"
+"  RPS      sends per second (RPS_obs: requests served per second)\n"
+"  RECV/s   receives per second\n"
+"  NEXT     when the next window of the target closes (estimated from the\n"
+"           pace of the samples so far), - when not known\n"
+"  A figure ending in '~' is from the window in progress (partial: the\n"
+"  samples so far, no window has closed recently), in '!' from a stale\n"
+"  window (closed more than 3 of its own spans ago, at least 2 s, with\n"
+"  nothing in progress since); - : no sample yet.\n"
+"COLUMNS (show --raw, one line per stream)\n"
+"  WIN      windows closed so far (the latest one's sequence number)\n"
+"  PEND     samples in the window in progress\n"
+"  MEAN     mean of the latest window: gap (send/recv) or wait (poll), us\n"
+"  SD       square root of its exact variance, us\n"
+"  CV2      SD^2 / MEAN^2\n"
+"  RATE     events per second of the latest window (send: RPS_obs)\n"
+"  WAIT%%    poll: share of the span in waits; IDLE%% the same without the\n"
+"           time the waiting threads spent runnable, waiting for a CPU\n"
+"  LAST     time since the stream's last event\n"
+"  WINDOW   closed, partial (with the time until it closes) or stale\n"
+"\n"
+"SKIPPED RUNS\n"
+"  The kernel skips a run of a tracing program on a CPU where another run\n"
+"  of it has not finished (it counts them: recursion misses); on a kernel\n"
+"  with preemption such a run is an event missing from the windows.  show\n"
+"  and watch warn when the engine's programs have any; watch then marks\n"
+"  each of the last 8 windows: '-' none skipped while it was open, '!' the\n"
+"  count grew around it (it may lack events), '?' not known.\n"
+"\n"
+"EXIT STATUS\n"
+"  0 ok; 1 runtime error; 2 bad argument; 3 satfeed not loaded;\n"
+"  4 permission denied; 5 ABI mismatch (another engine version, or a pin\n"
+"  whose map type or sizes are not satfeed's); 6 unknown target; 7 target\n"
+"  table full; 8 target already watched.  Every failure is one line on\n"
+"  stderr, starting 'satfeedctl:'.\n"
+"\n"
+"EXAMPLES\n"
+"  satfeedctl add --pid \"$(pidof memcached)\" --send sendmsg --recv read\n"
+"  satfeedctl add --cgroup /sys/fs/cgroup/system.slice/nginx.service\n"
+"  satfeedctl show --json\n"
+"  satfeedctl discover --pid $(pidof nginx) --seconds 10\n";
+
+/* a rule's value for --help: permille, or off */
+static const char *rule_str(char buf[16], __u32 v)
+{
+#ifdef SATFEED_SAT_RULE_OFF
+	if (v == SATFEED_SAT_RULE_OFF)
+		return "off";
+#endif
+	snprintf(buf, 16, "%u", v);
+	return buf;
+}
+
+/* --help, --version (exit 0) or an option getopt refused (exit 2). */
+int help_or_usage(int opt)
+{
+	if (opt == 'h') {
+		char wnear[16], wfull[16], near[16], full[16], rise[16];
+
+		printf(usage, rule_str(wnear, SATFEED_SAT_WPS_NEAR_DEFAULT),
+		       rule_str(wfull, SATFEED_SAT_WPS_FULL_DEFAULT),
+		       rule_str(near, SATFEED_SAT_IDLE_NEAR_DEFAULT),
+		       rule_str(full, SATFEED_SAT_IDLE_FULL_DEFAULT),
+		       rule_str(rise, SATFEED_SAT_CV2_RISE_DEFAULT));
+		return SF_EXIT_OK;
+	}
+	if (opt == 'V') {
+		sf_print_version();
+		return SF_EXIT_OK;
+	}
+	/* getopt said what it refused, with our prefix (argv[0] is PROG) */
+	fputs(PROG ": see 'satfeedctl --help'\n", stderr);
+	return SF_EXIT_USAGE;
+}
