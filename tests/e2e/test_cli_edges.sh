@@ -3,7 +3,8 @@
 # every failure one line with its fix and the tool's prefix, --bpffs after
 # the command, --version, several pids, kernel threads and the root cgroup,
 # children doing the I/O, a pid inside a watched cgroup, a removed cgroup
-# named by id or slot, saturation rules, partial and stale windows (checked
+# named by id or slot, saturation rules (set at add, changed in place with
+# `rules`), partial and stale windows (checked
 # against the stream read with bpftool), show of a gone or unwatched
 # target, watch --json, watch across unload and reload, --replace of an
 # engine it cannot read, and `make run PID=` ended with Ctrl-C.
@@ -251,6 +252,58 @@ ASSERT_MATCH "show: the rate is marked stale (!)" "^pid $T python3 .* [0-9.]+! "
 ASSERT_TRUE "traffic: sendto 5" sf_traffic sendto 5
 ASSERT_EQ "send: new samples after a stale window are shown partial" "partial 5" \
 	"$(jget "$("$CTL" show --json)" '"%s %d" % (j["targets"][0]["send"]["figures"]["window"], j["targets"][0]["send"]["figures"]["samples"])')"
+
+######################################################################
+sf_log "--- rules changed in place: the engine judges by them ---"
+# the same helper, watched with its poll waits too: 100 waits per 2048
+# sends is wps 48, NEAR by the defaults (150/30)
+ASSERT_OK "remove the helper" "$CTL" remove --pid "$T"
+ASSERT_OK "add it with every syscall" "$CTL" add --pid "$T"
+SLOT=$(jget "$("$CTL" show --json --pid "$T")" 'j["targets"][0]["slot"]')
+verdict() {
+	jget "$("$CTL" show --json --pid "$T")" '"%s %d %d" % (lambda v: (v["state"], v.get("wps_avg_permille", -1), v.get("changes", -1)))(j["targets"][0]["saturation"])'
+}
+# WAITS SENDS: the waits, then one send window (the first send has no gap)
+send_window() {
+	sf_traffic poll "$1" && sf_traffic sendto "$2"
+}
+ASSERT_TRUE "traffic: 100 waits, a send window" send_window 100 2049
+ASSERT_EQ "default rules: wps 48 is near" "near 48 1" "$(verdict)"
+ASSERT_OK "rules: show" "$CTL" rules --pid "$T"
+ASSERT_EQ "rules: the defaults, named" \
+	"slot $SLOT pid $T: wps-near 150 (default), wps-full 30 (default), idle-near off (default), idle-full off (default), cv2-rise off (default)" "$OUT"
+snapshot_now rules
+BAD "rules: full above near is refused" 2 "saturated waits per send \(200 permille\) is above the near one \(150" \
+	"$CTL" rules --pid "$T" --wps-full 200
+BAD "rules: an unwatched pid" 6 "pid 1 is not watched" "$CTL" rules --pid 1 --wps-near 5
+BAD "rules: a bad value" 2 "--wps-near takes a share in permille" \
+	"$CTL" rules --pid "$T" --wps-near 12x
+BAD "rules: no target" 2 "rules needs --pid PID, --cgroup DIR, --slot N or --all" \
+	"$CTL" rules --wps-near 5
+BAD "rules: not a family option" 2 "--send only applies to add" \
+	"$CTL" rules --pid "$T" --send sendto
+ASSERT_OK "rules: --wps-near 40 --wps-full 20" "$CTL" rules --pid "$T" --wps-near 40 --wps-full 20
+ASSERT_EQ "rules: says what is stored" \
+	"slot $SLOT pid $T: wps-near 40, wps-full 20, idle-near off (default), idle-full off (default), cv2-rise off (default)" "$OUT"
+ASSERT_MATCH "rules: in sf_targets (bpftool)" '"wps_near_permille": 40' \
+	"$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_targets" key "$SLOT" 0 0 0)"
+ASSERT_EQ "rules changed: the verdict stays until a window closes" "near 48 1" "$(verdict)"
+ASSERT_TRUE "traffic: 100 waits, a send window" send_window 100 2048
+ASSERT_EQ "the new rules judge the next window: wps 48 is ok under near 40" "ok 48 2" "$(verdict)"
+ASSERT_OK "rules --slot: the others keep theirs" "$CTL" rules --slot "$SLOT" --wps-near 0 --wps-full 60
+ASSERT_EQ "rules --slot: near back to its default, full 60" \
+	"slot $SLOT pid $T: wps-near 150 (default), wps-full 60, idle-near off (default), idle-full off (default), cv2-rise off (default)" "$OUT"
+ASSERT_TRUE "traffic: 100 waits, a send window" send_window 100 2048
+ASSERT_EQ "wps 48 is full under full 60" "full 48 3" "$(verdict)"
+ASSERT_OK "rules --all: every rule off" "$CTL" rules --all --wps-near off --wps-full off
+ASSERT_TRUE "traffic: 100 waits, a send window" send_window 100 2048
+ASSERT_EQ "no rule on: ok" "ok 48 4" "$(verdict)"
+# the rules it was added with, which --replace must carry (below)
+ASSERT_OK "rules: wps defaults, the idle and cv2 rules of the add" \
+	"$CTL" rules --all --wps-near 0 --wps-full 0 --idle-near 300 --idle-full 150 --cv2-rise 500
+ASSERT_EQ "rules: all five stored" \
+	"slot $SLOT pid $T: wps-near 150 (default), wps-full 30 (default), idle-near 300, idle-full 150, cv2-rise 500" "$OUT"
+ASSERT_OK "check: consistent after the changes" "$CTL" check
 
 ######################################################################
 sf_log "--- watch --json, watch across unload and reload ---"

@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -469,4 +470,68 @@ int sf_target_remove(const struct sf_pins *p, const struct sf_selector *sel,
 		return SF_EXIT_OK;
 	snprintf(why, len, "cannot remove: %s", strerror(-err));
 	return SF_EXIT_ERROR;
+}
+
+/*
+ * The rules are read by the engine field by field (READ_ONCE) each time a
+ * window of the target closes, so one map update of the whole entry, under
+ * the root lock that keeps every other writer out, is all a change takes:
+ * an evaluation racing with it judges by the old rules or the new, field by
+ * field, and the next one by the new.
+ */
+static const size_t rule_off[SF_RULE_FIELDS] = {
+	offsetof(struct satfeed_sat_rules, idle_near_permille),
+	offsetof(struct satfeed_sat_rules, idle_full_permille),
+	offsetof(struct satfeed_sat_rules, cv2_rise_permille),
+	offsetof(struct satfeed_sat_rules, wps_near_permille),
+	offsetof(struct satfeed_sat_rules, wps_full_permille),
+};
+
+int sf_target_set_rules(const struct sf_pins *p, const struct sf_selector *sel,
+			const struct satfeed_sat_rules *rules, __u32 given,
+			struct satfeed_sat_rules *now, int *slot_out,
+			char *why, size_t len)
+{
+	struct satfeed_target t;
+	int lockfd, slot, err;
+
+	err = change_begin(p, &lockfd, why, len);
+	if (err)
+		return err;
+	slot = sf_target_find(p, sel, &t);
+	if (slot < 0) {
+		snprintf(why, len, "%s %llu is not watched",
+			 kind_name(sel->kind), (unsigned long long)sel->id);
+		err = SF_EXIT_TARGET;
+		goto unlock;
+	}
+	if (given && sf_target_gone(&t)) {
+		snprintf(why, len, "%s %llu is gone (slot %d): its rules judge nothing any more",
+			 kind_name(sel->kind), (unsigned long long)sel->id,
+			 slot);
+		err = SF_EXIT_TARGET;
+		goto unlock;
+	}
+	for (int i = 0; i < SF_RULE_FIELDS; i++)
+		if (given & (1U << i))
+			memcpy((char *)&t.rules + rule_off[i],
+			       (const char *)rules + rule_off[i], sizeof(__u32));
+	if (given) {
+		err = check_rules(&t.rules, why, len);
+		if (err)
+			goto unlock;
+		if (bpf_map_update_elem(p->targets_fd, &slot, &t, BPF_EXIST)) {
+			snprintf(why, len, "cannot write the rules of slot %d: %s",
+				 slot, strerror(errno));
+			err = SF_EXIT_ERROR;
+			goto unlock;
+		}
+	}
+	if (now)
+		*now = t.rules;
+	if (slot_out)
+		*slot_out = slot;
+unlock:
+	change_end(lockfd);
+	return err;
 }

@@ -67,6 +67,30 @@ int sf_target_add_rules(const struct sf_pins *p, const struct sf_selector *sel,
 			int *slot, char *why, size_t len);
 
 /*
+ * Change the saturation rules of the watched target sel in place.  given
+ * says which fields of rules to take: bit i is the i-th __u32 of struct
+ * satfeed_sat_rules (SF_RULE_* below); the others keep their value.  With
+ * given 0 nothing is written: *now is what is stored.  The engine judges by
+ * them from the next window that closes; the verdict's state, its smoothed
+ * figures and its count of changes stay.  Refused as sf_target_add_rules()
+ * refuses, and for a gone target.  Locks as sf_target_add() does.  Returns
+ * an enum sf_exit; on success *now holds the stored rules (0: default) and
+ * *slot the target's slot (either may be NULL).
+ */
+enum {
+	SF_RULE_IDLE_NEAR = 1U << 0,
+	SF_RULE_IDLE_FULL = 1U << 1,
+	SF_RULE_CV2_RISE = 1U << 2,
+	SF_RULE_WPS_NEAR = 1U << 3,
+	SF_RULE_WPS_FULL = 1U << 4,
+};
+#define SF_RULE_FIELDS 5
+int sf_target_set_rules(const struct sf_pins *p, const struct sf_selector *sel,
+			const struct satfeed_sat_rules *rules, __u32 given,
+			struct satfeed_sat_rules *now, int *slot,
+			char *why, size_t len);
+
+/*
  * Stop watching sel, or every target when sel->kind is FREE.  Locks as
  * sf_target_add() does.  Returns an enum sf_exit; *removed counts the
  * targets removed.

@@ -249,12 +249,14 @@ int parse_args(int argc, char **argv, const struct cmd *c,
 				&a->rules.wps_full_permille,
 			};
 
-			if (!(c->flags & CMD_FAMILIES))
-				return not_for(c, names[opt - 1001], "add takes it");
+			if (!(c->flags & CMD_RULES))
+				return not_for(c, names[opt - 1001], "add and rules take it");
 			err = parse_permille(names[opt - 1001], optarg,
 					     field[opt - 1001]);
 			if (err)
 				return err;
+			/* names[] is in SF_RULE_* order */
+			a->rules_given |= 1U << (opt - 1001);
 			rules = true;
 			break;
 		}
@@ -313,7 +315,7 @@ int parse_args(int argc, char **argv, const struct cmd *c,
 			    argv[optind],
 			    pid ? " (several pids go in one quoted --pid, or one --pid each)" : "");
 	if (a->all && !(c->flags & CMD_ALL))
-		return fail(SF_EXIT_USAGE, "--all only applies to remove");
+		return fail(SF_EXIT_USAGE, "--all only applies to remove and rules");
 	if (a->all && (a->nr_sel || a->slot >= 0))
 		return fail(SF_EXIT_USAGE, "give --pid, --cgroup, --slot or --all, not more than one");
 	if ((!strcmp(c->cmd, "add") || !strcmp(c->cmd, "discover")) &&

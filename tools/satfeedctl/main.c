@@ -43,12 +43,14 @@ static int cmd_export(struct sf_pins *p, const struct args *a)
 
 static const struct cmd cmds[] = {
 	{ "add", cmd_add, CMD_TARGET | CMD_SELECT | CMD_FAMILIES | CMD_WRITE |
-			  CMD_AUTO | CMD_SECONDS },
+			  CMD_AUTO | CMD_SECONDS | CMD_RULES },
 	{ "discover", cmd_discover,
 	  CMD_TARGET | CMD_SELECT | CMD_SECONDS | CMD_JSON | CMD_EACH_VIEW },
 	{ "remove", cmd_remove,
 	  CMD_TARGET | CMD_SELECT | CMD_ALL | CMD_VANISHED | CMD_WRITE },
 	{ "targets", cmd_targets, CMD_JSON },
+	{ "rules", cmd_rules, CMD_TARGET | CMD_SELECT | CMD_ALL |
+			      CMD_VANISHED | CMD_WRITE | CMD_RULES },
 	{ "show", cmd_show, CMD_SELECT | CMD_RAW | CMD_JSON | CMD_VANISHED },
 	{ "watch", cmd_watch,
 	  CMD_EACH_VIEW | CMD_JSON | CMD_INTERVAL | CMD_COUNT },

@@ -34,7 +34,8 @@ struct args {
 	bool force;		/* --force */
 	bool repair;		/* --repair */
 	__u32 sc_mask;		/* syscalls that count (add) */
-	struct satfeed_sat_rules rules; /* add: --idle-near etc. */
+	struct satfeed_sat_rules rules; /* add, rules: --idle-near etc. */
+	__u32 rules_given;	/* SF_RULE_* of the rule options given */
 	double interval;	/* --interval, seconds */
 	long count;		/* --count, 0: until interrupted */
 	const char *listen;	/* --listen */
@@ -66,6 +67,7 @@ enum cmd_flags {
 	CMD_COUNT = 1 << 13,	/* takes --count */
 	CMD_SECONDS = 1 << 14,	/* takes --seconds */
 	CMD_AUTO = 1 << 15,	/* takes --auto */
+	CMD_RULES = 1 << 16,	/* takes --wps-near and the other rules */
 };
 
 struct cmd {
@@ -112,6 +114,7 @@ int resolve_selection(struct sf_pins *p, const struct args *a,
 int cmd_add(struct sf_pins *p, const struct args *a);
 int cmd_remove(struct sf_pins *p, const struct args *a);
 int cmd_targets(struct sf_pins *p, const struct args *a);
+int cmd_rules(struct sf_pins *p, const struct args *a);
 /* show.c */
 int cmd_show(struct sf_pins *p, const struct args *a);
 int cmd_watch(struct sf_pins *p, const struct args *a);

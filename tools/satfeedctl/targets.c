@@ -150,6 +150,117 @@ int cmd_remove(struct sf_pins *p, const struct args *a)
 	return ret;
 }
 
+/* ---- a target's saturation rules ---- */
+
+/* One rule as stored: its value, or the default it stands for. */
+static int rule_text(char *buf, size_t len, const char *name, __u32 v,
+		     __u32 def)
+{
+	__u32 eff = v ? v : def;
+
+	if (eff == SATFEED_SAT_RULE_OFF)
+		return snprintf(buf, len, "%s off%s", name,
+				v ? "" : " (default)");
+	return snprintf(buf, len, "%s %u%s", name, eff,
+			v ? "" : " (default)");
+}
+
+static void rules_print(int slot, const struct satfeed_target *t,
+			const struct satfeed_sat_rules *r)
+{
+	const struct {
+		const char *name;
+		__u32 v, def;
+	} rule[] = {
+		{ "wps-near", r->wps_near_permille,
+		  SATFEED_SAT_WPS_NEAR_DEFAULT },
+		{ "wps-full", r->wps_full_permille,
+		  SATFEED_SAT_WPS_FULL_DEFAULT },
+		{ "idle-near", r->idle_near_permille,
+		  SATFEED_SAT_IDLE_NEAR_DEFAULT },
+		{ "idle-full", r->idle_full_permille,
+		  SATFEED_SAT_IDLE_FULL_DEFAULT },
+		{ "cv2-rise", r->cv2_rise_permille,
+		  SATFEED_SAT_CV2_RISE_DEFAULT },
+	};
+	char line[256];
+	size_t off = 0;
+
+	for (size_t i = 0; i < sizeof(rule) / sizeof(rule[0]); i++) {
+		if (off >= sizeof(line))
+			break;
+		if (i)
+			off += snprintf(line + off, sizeof(line) - off, ", ");
+		if (off >= sizeof(line))
+			break;
+		off += rule_text(line + off, sizeof(line) - off, rule[i].name,
+				 rule[i].v, rule[i].def);
+	}
+	printf("slot %d %s %llu: %s\n", slot,
+	       t->kind == SATFEED_TARGET_PID ? "pid" : "cgroup",
+	       (unsigned long long)t->id, line);
+}
+
+static int rules_one(struct sf_pins *p, const struct args *a,
+		     const struct sf_selector *sel)
+{
+	struct satfeed_sat_rules now;
+	struct satfeed_target t;
+	char why[512];
+	int slot, err;
+
+	err = sf_target_set_rules(p, sel, &a->rules, a->rules_given, &now,
+				  &slot, why, sizeof(why));
+	if (err)
+		return fail(err, "%s", why);
+	if (sf_target_read(p, slot, &t))
+		return fail(SF_EXIT_ERROR, "cannot read slot %d: %s", slot,
+			    strerror(errno));
+	rules_print(slot, &t, &now);
+	return SF_EXIT_OK;
+}
+
+/*
+ * Show or change the rules of each target named (--all: of every target
+ * there is; a gone one is shown, not changed).  One that fails does not
+ * stop the others; the exit status is the first failure's.
+ */
+int cmd_rules(struct sf_pins *p, const struct args *a)
+{
+	struct sf_selector sel[MAX_SEL];
+	int nr = a->slot >= 0 ? 1 : a->nr_sel, ret = SF_EXIT_OK, err;
+
+	memcpy(sel, a->sel, sizeof(sel));
+	if (a->all) {
+		nr = 0;
+		for (__u32 slot = 0; slot < p->info.max_targets; slot++) {
+			struct satfeed_target t;
+
+			if (sf_target_read(p, slot, &t))
+				return fail(SF_EXIT_ERROR, "cannot read targets: %s",
+					    strerror(errno));
+			if (t.kind == SATFEED_TARGET_FREE ||
+			    (a->rules_given && sf_target_gone(&t)))
+				continue;
+			sel[nr].kind = t.kind;
+			sel[nr].id = t.id;
+			nr++;
+		}
+		if (!nr)
+			return fail(SF_EXIT_TARGET, "no target is watched%s",
+				    a->rules_given ? " (or every one is gone)" : "");
+	} else {
+		err = resolve_selection(p, a, sel);
+		if (err)
+			return err;
+	}
+	for (int i = 0; i < nr; i++) {
+		err = rules_one(p, a, &sel[i]);
+		ret = ret ?: err;
+	}
+	return ret;
+}
+
 /* ---- listing the target table ---- */
 
 int cmd_targets(struct sf_pins *p, const struct args *a)
