@@ -23,7 +23,7 @@ struct sfc_env {
 	bool pull;
 	bool replace;
 	bool verbose;
-	bool undo_on_error;	/* attach in progress: remove our pins on die() */
+	bool undo_on_error;	/* attach under way: die() removes our pins */
 };
 extern struct sfc_env env;
 

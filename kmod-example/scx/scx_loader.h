@@ -31,7 +31,7 @@ struct scx_env {
 	bool stats;
 	bool json;
 	bool verbose;
-	unsigned int watchdog_ms;	/* sched_ext_ops.timeout_ms, 0: kernel's */
+	unsigned int watchdog_ms; /* sched_ext_ops.timeout_ms; 0: kernel's */
 	unsigned int interval_ms;
 	double duration;	/* seconds, 0: until a signal */
 };
