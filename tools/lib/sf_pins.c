@@ -102,6 +102,13 @@ static const struct pin_shape *find_shape(const char *name)
 	return NULL;
 }
 
+int sf_pins_fd(const struct sf_pins *p, const char *name)
+{
+	const struct pin_shape *s = find_shape(name);
+
+	return s ? *(const int *)((const char *)p + s->fd_off) : -ENOENT;
+}
+
 int sf_pin_check(int fd, const char *name, __u32 max_targets, char *why,
 		 size_t len)
 {

@@ -87,6 +87,13 @@ void sf_pins_close(struct sf_pins *p);
 int sf_pin_check(int fd, const char *name, __u32 max_targets, char *why,
 		 size_t len);
 
+/*
+ * The fd p holds for pin `name` (SATFEED_PIN_*): what a consumer's object
+ * swaps in for its map of that name.  -ENOENT for a name the contract does
+ * not have.
+ */
+int sf_pins_fd(const struct sf_pins *p, const char *name);
+
 /* sf_targets[slot].  0 or -errno. */
 int sf_target_read(const struct sf_pins *p, __u32 slot,
 		   struct satfeed_target *t);

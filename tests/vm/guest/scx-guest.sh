@@ -237,6 +237,12 @@ done
 note "antagonists:$ANTS"
 
 check "scheduler attached: state enabled, ops satfeed" scx_start scx1
+# the scheduler's object declares every engine map (satfeed_maps.bpf.h):
+# those it reads are the engine's, the others are not created at all
+one_map() { [ "$(bpftool map show 2>/dev/null | grep -c " name $1 ")" = 1 ]; }
+for m in sf_info sf_targets sf_streams sf_verdict; do
+	check "one $m map while the scheduler runs: the engine's" one_map $m
+done
 check "a second scheduler: refused with exit 9" \
 	expect_rc 9 scx_satfeed -p "$SRV"
 check "the first scheduler still runs" scx_enabled

@@ -199,7 +199,14 @@ check "satfeed-loader load (window $WINDOW)" satfeed-loader --window "$WINDOW" l
 note "$(satfeed-loader check 2>&1 | grep '^pinned at')"
 check "watch sfserver (satfeedctl add)" add_target
 check "insmod stale_ms=60000 (levels hold between runs)" insmod $KO stale_ms=60000
-check "sfconsumer attach (pull + push, auto)" sfconsumer attach
+# -v: libbpf's log names every map it creates; the engine's sf_verdict,
+# which consumer.bpf.c declares (satfeed_maps.bpf.h) but does not read,
+# must not get a private copy
+check "sfconsumer attach (pull + push, auto)" sh -c \
+	'sfconsumer -v attach 2>/tmp/attach.log || { tail -20 /tmp/attach.log; exit 1; }'
+check "the attach created no sf_verdict of its own" sh -c \
+	"grep -q \"map 'sf_verdict': skipped auto-creating\" /tmp/attach.log &&
+	 ! grep -q \"map 'sf_verdict': created\" /tmp/attach.log"
 check "pins are in $PINS, none added under $ROOT" \
 	sh -c "test -e $PINS/pull && ! ls $ROOT | grep -q consumer"
 check "the module sees the pull consumer" test "$(sfc attached)" = sfc_pull
