@@ -9,7 +9,8 @@
 #      BPF objects) and the policy unit test, run on the host
 #   3. sfvmcheck, the guest-side checker
 #   4. an initramfs with busybox, the engine binaries, sfconsumer,
-#      sfvmcheck, bpftool, bash, the module and guest/test.sh
+#      sfvmcheck, bpftool, bash, the module, guest/test.sh and the check
+#      helpers it sources (guest/checks.sh)
 #   5. boot.sh: QEMU (TCG), verdict from the guest's marker and its dmesg
 #
 # The engine binaries come from the top-level build ($BUILD, default
@@ -91,7 +92,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 	vm_log "no engine binaries (${missing[*]}): module-only run"
 	APPEND="$APPEND SF_REQUIRE_ENGINE=0"
 fi
-FILES=(-f "$ROOT/kmod-example/satfeed_consumer.ko:/lib/satfeed/")
+FILES=(-f "$ROOT/kmod-example/satfeed_consumer.ko:/lib/satfeed/"
+       -f "$ROOT/tests/vm/guest/checks.sh:/checks.sh")
 [ -n "$ENGINE_TEST" ] && FILES+=(-f "$ENGINE_TEST:/engine-test.sh")
 
 "$ROOT/tests/vm/mkinitramfs.sh" -o "$VM_DIR/initrd.gz" \
