@@ -46,7 +46,7 @@ while [ $# -gt 0 ]; do
 	-T) TIMEOUT=$2; shift ;;
 	-a) APPEND=$2; shift ;;
 	-h|--help) vm_help; exit 0 ;;
-	*) vm_die "unknown argument '$1' (see --help)" ;;
+	*) vm_usage "unknown argument '$1'" ;;
 	esac
 	shift
 done
@@ -96,13 +96,10 @@ FILES=(-f "$ROOT/kmod-example/satfeed_consumer.ko:/lib/satfeed/"
        -f "$ROOT/tests/vm/guest/checks.sh:/checks.sh")
 [ -n "$ENGINE_TEST" ] && FILES+=(-f "$ENGINE_TEST:/engine-test.sh")
 
-"$ROOT/tests/vm/mkinitramfs.sh" -o "$VM_DIR/initrd.gz" \
-	-t "$ROOT/tests/vm/guest/test.sh" "${BINS[@]}" "${FILES[@]}"
-
-rc=0
-"$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$VM_DIR/initrd.gz" -T "$TIMEOUT" \
-	-a "$APPEND" -l "$LOG" || rc=$?
+vm_boot "$VM_DIR/initrd.gz" "$ROOT/tests/vm/guest/test.sh" "$LOG" \
+	-T "$TIMEOUT" -a "$APPEND"
+rc=$VM_RC
 grep -E '^# (engine-test: (cost|skipped|check|io_uring)|concurrency: |uclamp\.min at )' "$LOG" |
 	sed 's/^# /vm: /' >&2 || true
-vm_log "whole vm test: $(( $(date +%s) - VM_START )) s"
+vm_log "whole vm test: $VM_SECS s"
 exit $rc
