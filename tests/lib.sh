@@ -8,12 +8,15 @@
 # Its parts live in tests/lib/, each with its own header:
 #   lock.sh     the machine-wide test lock (sf_take_test_lock)
 #   host.sh     cleanup traps, bpffs and tracefs mounts, the /sys/fs/bpf
-#               snapshot, pin roots left behind, kernel.bpf_stats_enabled,
-#               free and listening ports
+#               snapshot, pin roots left behind, the pinned engine's ABI
+#               version (and a false one), kernel.bpf_stats_enabled, free
+#               and listening ports
 #   figures.sh  benchmark output: every figure present once and finite
 #   check.sh    the suites' checks (ASSERT_*), processes, cgroups, and
 #               sf_begin / sf_finish around a suite
 #   traffic.sh  socket traffic on demand from a controllable process
+#   workload.sh the bundled server on a port of its own, and the RPS
+#               fidelity run against the bundled generator
 # The Python they run sits beside them as .py files.
 #
 # Paths, overridable from the environment: SF_BUILD ($OUTPUT, as
@@ -35,3 +38,4 @@ SF_PIN_ROOT=/sys/fs/bpf/satfeed
 . "$SF_LIB/figures.sh"
 . "$SF_LIB/check.sh"
 . "$SF_LIB/traffic.sh"
+. "$SF_LIB/workload.sh"

@@ -226,16 +226,14 @@ sf_kill "$MT"
 ASSERT_EQ "errors added nothing" '{"targets":[]}' "$("$CTL" targets --json)"
 
 # ABI mismatch: rewrite sf_info's abi_version to 99 with bpftool
-ORIG=$(jget "$INFO1" '" ".join(b[2:] for b in j["value"])')
-BAD="63 00 00 00 ${ORIG#?? ?? ?? ?? }"
-if bpftool map update pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 value hex $BAD; then
+if sf_abi_break; then
 	ASSERT_EQ "sf_info now says ABI 99" 99 \
 		"$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 -j | sf_json_fields formatted.value.abi_version)"
-	CHECK_ERR "ABI mismatch: show" 5 "ABI mismatch.*ABI 99.*ABI $(awk '/^#define SATFEED_ABI_VERSION/ { print $3 }' "$SF_REPO/bpf/satfeed.h")\b" "$CTL" show
+	CHECK_ERR "ABI mismatch: show" 5 "ABI mismatch.*ABI 99.*ABI $(sf_abi_version)\b" "$CTL" show
 	CHECK_ERR "ABI mismatch: add" 5 "ABI mismatch" "$CTL" add --pid $$
 	CHECK_ERR "ABI mismatch: targets --json" 5 "ABI mismatch" "$CTL" targets --json
 	ASSERT_EQ "ABI mismatch: nothing on stdout" "" "$OUT"
-	ASSERT_TRUE "restore sf_info" bpftool map update pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 value hex $ORIG
+	ASSERT_TRUE "restore sf_info" sf_abi_restore
 	ASSERT_OK "ABI restored: show" "$CTL" show
 else
 	sf_fail "ABI mismatch: bpftool map update of sf_info"

@@ -15,7 +15,7 @@
 
 sf_begin test_cli_edges
 
-ABI=$(awk '/^#define SATFEED_ABI_VERSION/ { print $3 }' "$SF_REPO/bpf/satfeed.h")
+ABI=$(sf_abi_version)
 
 snapshot_now() { SNAP=$SF_TMP/snap.$1; sf_snapshot "$SNAP"; }
 jget() { sf_json_get "$1" "$2"; }
@@ -341,10 +341,7 @@ ASSERT_MATCH "watch: the new load has no targets" "no targets: satfeedctl add" "
 ######################################################################
 sf_log "--- --replace of an engine whose targets cannot be read ---"
 ASSERT_OK "add the traffic helper" "$CTL" add --pid "$T"
-INFO=$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 -j)
-ORIG=$(jget "$INFO" '" ".join(b[2:] for b in j["value"])')
-ASSERT_TRUE "make the pinned engine speak ABI 99" \
-	bpftool map update pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 value hex 63 00 00 00 ${ORIG#?? ?? ?? ?? }
+ASSERT_TRUE "make the pinned engine speak ABI 99" sf_abi_break
 ASSERT_OK "load --replace over it" "$LOADER" --replace load
 ASSERT_MATCH "replace: says the target was dropped and how to add it again" \
 	"cannot be read \(ABI mismatch.*\): 1 target dropped; add it again with satfeedctl add" "$ERR"

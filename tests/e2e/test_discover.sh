@@ -139,17 +139,8 @@ sf_log "--- discover the bundled server in each I/O mode ---"
 
 # start_server MODE: sfserver --io MODE, pid in $SRV, port in $PORT
 start_server() {
-	local portf=$SF_TMP/port.$1
-	rm -f "$portf"
-	sf_bg "$SFSERVER" --port 0 --port-file "$portf" --quiet --io "$1" \
-		>"$SF_TMP/server.$1.log" 2>&1
-	SRV=$BG_PID
-	for _ in $(seq 1 50); do
-		[ -s "$portf" ] && break
-		sleep 0.1
-	done
-	PORT=$(cat "$portf" 2>/dev/null)
-	[ -n "$PORT" ]
+	sf_sfserver "$SF_TMP/server.$1.log" --io "$1" || return 1
+	PORT=$SRV_PORT
 }
 
 # mode: send recv (the expected recommendation; poll is epoll_wait)

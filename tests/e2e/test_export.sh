@@ -152,21 +152,14 @@ ASSERT_OK "load" "$LOADER" load
 scrape "$URL"
 ASSERT_EQ "engine loaded: satfeed_up 1 at the next scrape" 1 "$(value satfeed_up)"
 ASSERT_MATCH "engine loaded: logged once" "reading the engine at $SF_PIN_ROOT \(satfeed_up 1\)" "$(cat "$EXP_STDERR")"
-ABI=$(awk '/^#define SATFEED_ABI_VERSION/ { print $3 }' "$SF_REPO/bpf/satfeed.h")
+ABI=$(sf_abi_version)
 ASSERT_EQ "engine info" 1 "$(value 'satfeed_engine_info\{abi_version="'"$ABI"'",attach_mode="[a-z_]+",window_samples="2048",history="16",max_targets="64"\}')"
 ASSERT_EQ "no targets yet" 0 "$(value satfeed_targets)"
 
 ######################################################################
 sf_log "--- 64 targets, a Prometheus scraping every second ---"
-PORTF=$SF_TMP/server.port
-sf_bg "$SFSERVER" --port 0 --port-file "$PORTF" --quiet >"$SF_TMP/server.log" 2>&1
-SRV=$BG_PID
-for _ in $(seq 1 50); do
-	[ -s "$PORTF" ] && break
-	sleep 0.1
-done
-SPORT=$(cat "$PORTF" 2>/dev/null)
-[ -n "$SPORT" ] || { sf_fail "sfserver started" "no port file"; sf_finish; }
+sf_sfserver "$SF_TMP/server.log" || { sf_fail "sfserver started" "no port file"; sf_finish; }
+SPORT=$SRV_PORT
 ASSERT_OK "add sfserver ($SRV)" "$CTL" add --pid "$SRV"
 # 62 idle targets, and one whose comm holds '"', '\', a newline and a
 # byte that is not UTF-8 (a process names itself as it likes):
@@ -416,13 +409,11 @@ ASSERT_EQ "reloaded: the new engine's windows" \
 	"$(sf_json_get "$("$CTL" show --json --pid "$SRV")" 'j["targets"][0]["send"]["seq"]')" \
 	"$(value "satfeed_windows_total\{kind=\"pid\",target=\"$SRV\",comm=\"sfserver\",stream=\"send\"\}")"
 
-INFO=$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 -j)
-ORIG=$(sf_json_get "$INFO" '" ".join(b[2:] for b in j["value"])')
-if bpftool map update pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 value hex 63 00 00 00 ${ORIG#?? ?? ?? ?? }; then
+if sf_abi_break; then
 	scrape "$URL"
 	ASSERT_EQ "ABI mismatch: satfeed_up 0" 0 "$(value satfeed_up)"
 	ASSERT_MATCH "ABI mismatch: said so" "ABI mismatch.*ABI 99" "$(cat "$EXP_STDERR")"
-	ASSERT_TRUE "restore sf_info" bpftool map update pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 value hex $ORIG
+	ASSERT_TRUE "restore sf_info" sf_abi_restore
 	scrape "$URL"
 	ASSERT_EQ "ABI restored: satfeed_up 1" 1 "$(value satfeed_up)"
 else

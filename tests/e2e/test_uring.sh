@@ -11,8 +11,8 @@
 #     as an error or as a non-socket op.
 #  2. rates: for each mode, 5 open-loop rates from the bundled generator;
 #     RPS_obs of the send windows closed wholly inside each run is within
-#     2% of the generator's achieved rate (tests/e2e/rate_run.py, as the
-#     epoll server's check in test_e2e.sh).
+#     2% of the generator's achieved rate (sf_rate_run, tests/lib/
+#     workload.sh: the epoll server's check in test_e2e.sh).
 #
 # Run as root from the repository root:  bash tests/e2e/test_uring.sh
 # Needs: make all, liburing (tools/install-deps.sh), bpftool, python3.
@@ -22,6 +22,7 @@ sf_begin test_uring "$SFSERVER" "$SFLOAD"
 
 RATES=${RATES:-1000 2000 4000 6000 9000}
 MODES=${MODES:-uring uring-ms}
+MIN_WINDOWS=4	# whole windows wanted inside each run
 TOLERANCE_PCT=2
 
 ASSERT_OK "load (tp_btf)" "$LOADER" --attach tp_btf load
@@ -29,20 +30,12 @@ ASSERT_OK "load (tp_btf)" "$LOADER" --attach tp_btf load
 
 # start_server MODE: sets SRV, PORT and SRVLOG
 start_server() {
-	local portf=$SF_TMP/port.$1.$RANDOM
-	SRVLOG=$portf.log
-	sf_bg "$SFSERVER" --io "$1" --port 0 --port-file "$portf" --quiet \
-		>"$SRVLOG" 2>&1
-	SRV=$BG_PID
-	for _ in $(seq 1 50); do
-		[ -s "$portf" ] && break
-		sleep 0.1
-	done
-	PORT=$(cat "$portf" 2>/dev/null)
-	if [ -z "$PORT" ] || ! kill -0 "$SRV" 2>/dev/null; then
+	SRVLOG=$SF_TMP/server.$1.$RANDOM.log
+	if ! sf_sfserver "$SRVLOG" --io "$1"; then
 		sf_fail "sfserver --io $1 started" "no port file after 5 s: $(cat "$SRVLOG")"
 		return 1
 	fi
+	PORT=$SRV_PORT
 	sf_pass "sfserver --io $1 started: pid $SRV, port $PORT"
 }
 
@@ -104,21 +97,9 @@ for mode in $MODES; do
 	ASSERT_OK "add --pid $SRV (sfserver --io $mode)" "$CTL" add --pid "$SRV"
 	n=0
 	for rate in $RATES; do
-		dur=$(((13 * 1024 + rate - 1) / rate))
-		[ "$dur" -ge 6 ] || dur=6
-		J=$(python3 "$SF_REPO/tests/e2e/rate_run.py" "$CTL" "$SFLOAD" "$SRV" "$PORT" "$rate" "$dur" 2>"$SF_TMP/run.err")
-		if ! printf '%s' "$J" | sf_json_fields >/dev/null 2>&1; then
-			sf_fail "$mode rate $rate: run" "output: $J" "stderr: $(head -c 2000 "$SF_TMP/run.err")"
-			continue
-		fi
-		g() { sf_json_get "$J" "$1"; }
-		ASSERT_EQ "$mode rate $rate: sfload exit 0, no errors, no timeouts" "0 0 0" \
-			"$(g '"%s %s %s" % (j["gen_rc"], j["report"].get("errors"), j["report"].get("timeouts"))')"
-		ASSERT_EQ "$mode rate $rate: >= 3 whole send windows inside the run" yes \
-			"$(g '"yes" if j["send_windows"] >= 3 else "no (%d)" % j["send_windows"]')"
-		ASSERT_EQ "$mode rate $rate: RPS_obs $(g '"%.3f" % j.get("rps_obs", 0)') within ${TOLERANCE_PCT}% of achieved $(g '"%.3f" % j["achieved"]') (error $(g '"%+.3f" % j.get("err_pct", 999)')%)" yes \
-			"$(g '"yes" if abs(j.get("err_pct", 999)) <= '"$TOLERANCE_PCT"' else "no"')"
-		sf_log "$mode rate $rate: $(g '"achieved %.1f RPS_obs %.1f err %+.3f%% poll mean %.1f us waits/req %.2f" % (j["achieved"], j.get("rps_obs", 0), j.get("err_pct", 999), j.get("poll_mean_ns", 0) / 1000, j["waits_per_req"])')"
+		sf_rate_run "$mode rate $rate" "$SRV" "$PORT" "$rate" \
+			"$(sf_rate_duration "$rate" "$MIN_WINDOWS")" "$TOLERANCE_PCT" || continue
+		sf_log "$mode rate $rate: $(sf_json_get "$J" '"achieved %.1f RPS_obs %.1f err %+.3f%% poll mean %.1f us waits/req %.2f" % (j["achieved"], j.get("rps_obs", 0), j.get("err_pct", 999), j.get("poll_mean_ns", 0) / 1000, j["waits_per_req"])')"
 		n=$((n + 1))
 	done
 	ASSERT_EQ "$mode: ran at >= 5 rates" yes "$([ "$n" -ge 5 ] && echo yes || echo "no ($n)")"

@@ -79,6 +79,38 @@ sf_root_unload() {
 	[ ! -e "$1" ]
 }
 
+# ---- the engine's ABI version ----
+
+# sf_abi_version: SATFEED_ABI_VERSION, the ABI this tree's readers speak.
+sf_abi_version() {
+	awk '/^#define SATFEED_ABI_VERSION/ { print $3 }' "$SF_REPO/bpf/satfeed.h"
+}
+
+SF_INFO_ORIG=
+
+# sf_abi_break: make the engine pinned at SF_PIN_ROOT say ABI 99 (the first
+# u32 of sf_info, rewritten with bpftool; the rest as it was), as an engine
+# newer than its readers would, for them to refuse it.  What sf_info held
+# goes to SF_INFO_ORIG for sf_abi_restore.  Fails, nothing changed, when
+# bpftool cannot read or write the map.
+sf_abi_break() {
+	local info
+
+	info=$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 -j) ||
+		return 1
+	SF_INFO_ORIG=$(sf_json_get "$info" '" ".join(b[2:] for b in j["value"])')
+	# shellcheck disable=SC2086 # the bytes: words
+	bpftool map update pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 \
+		value hex 63 00 00 00 ${SF_INFO_ORIG#?? ?? ?? ?? }
+}
+
+# sf_abi_restore: sf_info as sf_abi_break found it.
+sf_abi_restore() {
+	# shellcheck disable=SC2086 # the bytes: words
+	bpftool map update pinned "$SF_PIN_ROOT/sf_info" key 0 0 0 0 \
+		value hex $SF_INFO_ORIG
+}
+
 # ---- kernel.bpf_stats_enabled ----
 
 SF_STATS_BEFORE=

@@ -49,25 +49,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 OUT=${OUT:-$VM_DIR/bench}
-QUICK=0
 TIMEOUT=
-APPEND=
-# Guest time from the instruction count (1 ns per guest instruction),
-# not from the host's clock: the same run gives the same figures whatever
-# else the host is doing.  Without it, TCG rounds come in two speeds a
-# factor of about 1.8 apart, with host load.
-ICOUNT="-icount shift=0,sleep=on"
-while [ $# -gt 0 ]; do
-	case $1 in
-	--quick) QUICK=1 ;;
-	--wallclock) ICOUNT= ;;
-	-T) TIMEOUT=$2; shift ;;
-	-a) APPEND=$2; shift ;;
-	-h|--help) vm_help; exit 0 ;;
-	*) echo "bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
-	esac
-	shift
-done
+vm_args 'quick wallclock' "$@"
 
 # Guest settings.  Under TCG a syscall costs 3-10x a real one here, and
 # every round starts bpftrace (about 8 s to compile and attach), loads
@@ -89,22 +72,13 @@ OUTREL=${BUILD#"$ROOT"/}
 make -s -C "$ROOT" OUTPUT="$OUTREL" all "$OUTREL/sfbench" >/dev/null
 
 BINS=(-b /bin/bash -b "$BPFTRACE")
-for b in satfeed-loader satfeedctl sfbench; do
-	[ -x "$BUILD/$b" ] || vm_die "$BUILD/$b missing (make all $BUILD/sfbench)"
-	BINS+=(-b "$BUILD/$b")
-done
+vm_bins satfeed-loader satfeedctl sfbench
+FILES=(-f "$ROOT/tests/bench/listing1.bt:/satfeed/")
 # a staging tree and console.bad of its own: `make vm-test` may share VM_DIR
-STAGE=$VM_DIR/bench-stage
-INITRD=$STAGE/initrd.gz
-VM_DIR=$STAGE "$ROOT/tests/vm/mkinitramfs.sh" -o "$INITRD" \
-	-t "$ROOT/tests/vm/guest/bench-guest.sh" "${BINS[@]}" \
-	-f "$ROOT/tests/bench/listing1.bt:/satfeed/"
-
 LOG=$VM_DIR/bench-console.log
-rc=0
-VM_QEMU_OPTS="$ICOUNT" VM_DIR=$STAGE "$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$INITRD" \
-	-T "$TIMEOUT" -m 2048 -l "$LOG" -a "$SETTINGS $APPEND" >&2 || rc=$?
-secs=$(( $(date +%s) - VM_START ))
+vm_boot "$VM_DIR/bench-stage/initrd.gz" "$ROOT/tests/vm/guest/bench-guest.sh" \
+	"$LOG" -T "$TIMEOUT" -m 2048 -a "$SETTINGS $APPEND" >&2
+rc=$VM_RC secs=$VM_SECS
 
 # --- the guest's output, cut out of the console log ---
 mkdir -p "$OUT"

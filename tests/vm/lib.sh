@@ -97,3 +97,91 @@ vm_kernel_env() {
 		vm_die "no $VM_KERNEL_DIR/kernel.env: run VM_KERNEL=$VM_KERNEL tests/vm/setup-kernel.sh"
 	. "$VM_KERNEL_DIR/kernel.env"
 }
+
+# ---- one guest run ----
+# The drivers (run.sh, scx.sh, bench.sh, scx-bench.sh, netem.sh) boot a
+# guest one way: their options (vm_args), the engine's binaries in the image
+# (vm_bins), scx_satfeed for the 7.x guest (vm_build_scx), the image and the
+# boot (vm_boot).
+
+# Guest time from the instruction count (1 ns per guest instruction), not
+# from the host's clock: the same run gives the same figures whatever else
+# the host is doing.  Without it, TCG rounds come in two speeds a factor of
+# about 1.8 apart, with host load.
+VM_ICOUNT="-icount shift=0,sleep=on"
+
+vm_usage() {
+	printf '%s: %s (see --help)\n' "$(basename "$0")" "$*" >&2
+	exit 2
+}
+
+# vm_args 'quick wallclock' "$@": a driver's options.  Always -T SECONDS
+# (sets TIMEOUT; the driver's default stays otherwise), -a 'KEY=val ...'
+# (APPEND, the guest's settings) and -h/--help; with "quick" in the first
+# word --quick (QUICK=1), with "wallclock" the instruction-count clock
+# (ICOUNT, VM_ICOUNT) unless --wallclock.  Anything else: exit 2.
+vm_args() {
+	local opts=" $1 "
+	shift
+	QUICK=0
+	APPEND=
+	ICOUNT=
+	[[ $opts == *" wallclock "* ]] && ICOUNT=$VM_ICOUNT
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--quick)
+			[[ $opts == *" quick "* ]] || vm_usage "unknown argument '$1'"
+			QUICK=1 ;;
+		--wallclock)
+			[[ $opts == *" wallclock "* ]] || vm_usage "unknown argument '$1'"
+			ICOUNT= ;;
+		-T|-a)
+			[ $# -ge 2 ] || vm_usage "$1 needs a value"
+			if [ "$1" = -T ]; then TIMEOUT=$2; else APPEND=$2; fi
+			shift ;;
+		-h|--help) vm_help; exit 0 ;;
+		*) vm_usage "unknown argument '$1'" ;;
+		esac
+		shift
+	done
+}
+
+# vm_bins NAME...: the engine's binaries NAME from $BUILD, appended to BINS
+# as mkinitramfs.sh options; a missing one ends the run.
+vm_bins() {
+	local b
+	for b; do
+		[ -x "$BUILD/$b" ] || vm_die "$BUILD/$b missing (make all ${BUILD#"$ROOT"/}/$b)"
+		BINS+=(-b "$BUILD/$b")
+	done
+}
+
+# vm_build_scx: scx_satfeed (kmod-example/scx) against the guest kernel's
+# BTF, in SCX_OUT, one output tree per guest kernel.
+vm_build_scx() {
+	SCX_OUT=$BUILD/kmod-example-$VM_KERNEL
+	make -s -C "$ROOT/kmod-example" KMOD_OUT="$SCX_OUT" \
+		SCX_VMLINUX_BTF="$VMLINUX" scx >/dev/null
+}
+
+# vm_boot INITRD GUEST LOG [boot.sh options]: build INITRD (mkinitramfs.sh)
+# from the options in BINS and FILES (-b and -f, arrays) with GUEST as its
+# /test.sh, and boot it (boot.sh) on the guest kernel with the console in
+# LOG, QEMU's instruction-count clock when ICOUNT is set (with any
+# VM_QEMU_OPTS of the caller's) and the boot.sh options given (-T, -a, -c,
+# -m).  INITRD's folder is the run's own VM_DIR (its initramfs tree and
+# console.bad): a driver whose runs may meet another's there gives it a
+# folder of its own.  Sets VM_RC, boot.sh's verdict (0 passed: the caller
+# reads LOG either way), and VM_SECS, the seconds since vm_begin.
+vm_boot() {
+	local initrd=$1 guest=$2 log=$3 dir
+	shift 3
+	dir=$(dirname "$initrd")
+	VM_DIR=$dir "$ROOT/tests/vm/mkinitramfs.sh" -o "$initrd" -t "$guest" \
+		${BINS[@]+"${BINS[@]}"} ${FILES[@]+"${FILES[@]}"}
+	VM_RC=0
+	VM_DIR=$dir VM_QEMU_OPTS="${VM_QEMU_OPTS:-}${ICOUNT:+ $ICOUNT}" \
+		"$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$initrd" \
+		-l "$log" "$@" || VM_RC=$?
+	VM_SECS=$(( $(date +%s) - VM_START ))
+}

@@ -27,22 +27,13 @@
 # OUT (default build/validate), VM_QUIET=1 (console only in the log).
 # Takes the test lock (/run/lock/satfeed-tests.lock, SF_LOCK) for the run.
 # Outputs: $VM_DIR/netem-console.log, $OUT/netem.csv, $OUT/netem.txt.
-# Exit: 0 the guest run completed and both R² exist; 1 otherwise.
+# Exit: 0 the guest run completed and both R² exist; 1 otherwise; 2 usage.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 OUT=${OUT:-$ROOT/build/validate}
 TIMEOUT=${VM_TIMEOUT:-540}
-APPEND=
-while [ $# -gt 0 ]; do
-	case $1 in
-	-T) TIMEOUT=$2; shift ;;
-	-a) APPEND=$2; shift ;;
-	-h|--help) vm_help; exit 0 ;;
-	*) vm_die "unknown argument '$1' (see --help)" ;;
-	esac
-	shift
-done
+vm_args '' "$@"
 
 # veth and sch_netem come out of the 6.12 image package
 [ "$VM_KERNEL" = bpo612 ] || vm_die "netem.sh runs on the bpo612 guest only (VM_KERNEL=$VM_KERNEL)"
@@ -76,22 +67,16 @@ if [ "$(cat "$MODS/.krel" 2>/dev/null)" != "$KREL" ] ||
 fi
 
 BINS=()
-for b in satfeed-loader satfeedctl sfload; do
-	[ -x "$BUILD/$b" ] || vm_die "$BUILD/$b missing (make all)"
-	BINS+=(-b "$BUILD/$b")
-done
+vm_bins satfeed-loader satfeedctl sfload
 for b in memcached ip tc; do
 	p=$(command -v "$b") || vm_die "$b not found on the host"
 	BINS+=(-b "$p")
 done
-INITRD=$VM_DIR/netem-initrd.gz
-"$ROOT/tests/vm/mkinitramfs.sh" -o "$INITRD" -t "$ROOT/tests/vm/guest/netem-guest.sh" \
-	"${BINS[@]}" -f "$MODS/veth.ko:/lib/satfeed/" -f "$MODS/sch_netem.ko:/lib/satfeed/"
-
+FILES=(-f "$MODS/veth.ko:/lib/satfeed/" -f "$MODS/sch_netem.ko:/lib/satfeed/")
 LOG=$VM_DIR/netem-console.log
-rc=0
-"$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$INITRD" -T "$TIMEOUT" -l "$LOG" \
-	-a "$APPEND" >&2 || rc=$?
+vm_boot "$VM_DIR/netem-initrd.gz" "$ROOT/tests/vm/guest/netem-guest.sh" \
+	"$LOG" -T "$TIMEOUT" -a "$APPEND" >&2
+rc=$VM_RC
 
 # --- results ---
 mkdir -p "$OUT"
@@ -118,5 +103,5 @@ if [ "$nr2" != 2 ] || [ "$(awk 'END { print NR }' "$CSV")" -lt 3 ]; then
 	echo "netem: incomplete (see $LOG)" >&2
 	rc=1
 fi
-vm_log "netem run: $(( $(date +%s) - VM_START )) s; $CSV"
+vm_log "netem run: $VM_SECS s; $CSV"
 exit $rc

@@ -9,7 +9,8 @@
 #      BPF objects) and the policy unit test, run on the host
 #   3. sfvmcheck, the guest-side checker
 #   4. an initramfs with busybox, the engine binaries, sfconsumer,
-#      sfvmcheck, bpftool, bash, the module and guest/test.sh
+#      sfvmcheck, bpftool, bash, the module, guest/test.sh and the check
+#      helpers it sources (guest/checks.sh)
 #   5. boot.sh: QEMU (TCG), verdict from the guest's marker and its dmesg
 #
 # The engine binaries come from the top-level build ($BUILD, default
@@ -45,7 +46,7 @@ while [ $# -gt 0 ]; do
 	-T) TIMEOUT=$2; shift ;;
 	-a) APPEND=$2; shift ;;
 	-h|--help) vm_help; exit 0 ;;
-	*) vm_die "unknown argument '$1' (see --help)" ;;
+	*) vm_usage "unknown argument '$1'" ;;
 	esac
 	shift
 done
@@ -91,16 +92,14 @@ if [ ${#missing[@]} -gt 0 ]; then
 	vm_log "no engine binaries (${missing[*]}): module-only run"
 	APPEND="$APPEND SF_REQUIRE_ENGINE=0"
 fi
-FILES=(-f "$ROOT/kmod-example/satfeed_consumer.ko:/lib/satfeed/")
+FILES=(-f "$ROOT/kmod-example/satfeed_consumer.ko:/lib/satfeed/"
+       -f "$ROOT/tests/vm/guest/checks.sh:/checks.sh")
 [ -n "$ENGINE_TEST" ] && FILES+=(-f "$ENGINE_TEST:/engine-test.sh")
 
-"$ROOT/tests/vm/mkinitramfs.sh" -o "$VM_DIR/initrd.gz" \
-	-t "$ROOT/tests/vm/guest/test.sh" "${BINS[@]}" "${FILES[@]}"
-
-rc=0
-"$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$VM_DIR/initrd.gz" -T "$TIMEOUT" \
-	-a "$APPEND" -l "$LOG" || rc=$?
+vm_boot "$VM_DIR/initrd.gz" "$ROOT/tests/vm/guest/test.sh" "$LOG" \
+	-T "$TIMEOUT" -a "$APPEND"
+rc=$VM_RC
 grep -E '^# (engine-test: (cost|skipped|check|io_uring)|concurrency: |uclamp\.min at )' "$LOG" |
 	sed 's/^# /vm: /' >&2 || true
-vm_log "whole vm test: $(( $(date +%s) - VM_START )) s"
+vm_log "whole vm test: $VM_SECS s"
 exit $rc

@@ -36,21 +36,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 OUT=${OUT:-$VM_DIR/scx-bench}
-QUICK=0
 TIMEOUT=
-APPEND=
-ICOUNT="-icount shift=0,sleep=on"
-while [ $# -gt 0 ]; do
-	case $1 in
-	--quick) QUICK=1 ;;
-	--wallclock) ICOUNT= ;;
-	-T) TIMEOUT=$2; shift ;;
-	-a) APPEND=$2; shift ;;
-	-h|--help) vm_help; exit 0 ;;
-	*) echo "scx-bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
-	esac
-	shift
-done
+vm_args 'quick wallclock' "$@"
 if [ $QUICK = 1 ]; then
 	SETTINGS="SF_WARMUP=1 SF_DURATION=2 SF_CAP_DURATION=2"
 	TIMEOUT=${TIMEOUT:-900}
@@ -64,26 +51,15 @@ command -v gnuplot >/dev/null ||
 vm_select_kernel trixie7
 vm_begin
 make -s -C "$ROOT" all >/dev/null
-SCX_OUT=$BUILD/kmod-example-$VM_KERNEL
-make -s -C "$ROOT/kmod-example" KMOD_OUT="$SCX_OUT" SCX_VMLINUX_BTF="$VMLINUX" \
-	scx >/dev/null
+vm_build_scx
 
 BINS=(-b /bin/bash -b "$SCX_OUT/scx/scx_satfeed")
-for b in satfeed-loader satfeedctl sfserver sfload; do
-	[ -x "$BUILD/$b" ] || vm_die "$BUILD/$b missing (make all)"
-	BINS+=(-b "$BUILD/$b")
-done
-STAGE=$VM_DIR/scx-bench-stage
-INITRD=$STAGE/initrd.gz
-VM_DIR=$STAGE "$ROOT/tests/vm/mkinitramfs.sh" -o "$INITRD" \
-	-t "$ROOT/tests/vm/guest/scx-bench-guest.sh" "${BINS[@]}"
-
+vm_bins satfeed-loader satfeedctl sfserver sfload
 LOG=$VM_DIR/scx-bench-console.log
-rc=0
-VM_QEMU_OPTS="$ICOUNT" VM_DIR=$STAGE "$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" \
-	-i "$INITRD" -T "$TIMEOUT" -c 4 -l "$LOG" -a "$SETTINGS $APPEND" >&2 ||
-	rc=$?
-secs=$(( $(date +%s) - VM_START ))
+vm_boot "$VM_DIR/scx-bench-stage/initrd.gz" \
+	"$ROOT/tests/vm/guest/scx-bench-guest.sh" "$LOG" \
+	-T "$TIMEOUT" -c 4 -a "$SETTINGS $APPEND" >&2
+rc=$VM_RC secs=$VM_SECS
 
 mkdir -p "$OUT"
 rm -f "$OUT"/results.txt "$OUT"/table.md "$OUT"/scx-bench.dat "$OUT"/scx-bench.png

@@ -26,51 +26,32 @@
 #   -a           guest settings (see the header of guest/scx-guest.sh)
 # Environment: VM_DIR (default build/vm), BUILD (default build), VM_QUIET=1.
 # Takes the test lock (/run/lock/satfeed-tests.lock, SF_LOCK) for the run.
-# Exit: 0 every guest check passed and the console is clean; 1 otherwise.
+# Exit: 0 every guest check passed and the console is clean; 1 otherwise;
+# 2 usage.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 TIMEOUT=${VM_TIMEOUT:-600}
-APPEND=
-ICOUNT="-icount shift=0,sleep=on"
-while [ $# -gt 0 ]; do
-	case $1 in
-	--wallclock) ICOUNT= ;;
-	-T) TIMEOUT=$2; shift ;;
-	-a) APPEND=$2; shift ;;
-	-h|--help) vm_help; exit 0 ;;
-	*) vm_die "unknown argument '$1' (see --help)" ;;
-	esac
-	shift
-done
+vm_args wallclock "$@"
 
 # sched_ext: Debian's 7.x kernels only
 vm_select_kernel trixie7
 vm_begin
 make -s -C "$ROOT" all >/dev/null
-SCX_OUT=$BUILD/kmod-example-$VM_KERNEL
-make -s -C "$ROOT/kmod-example" KMOD_OUT="$SCX_OUT" SCX_VMLINUX_BTF="$VMLINUX" \
-	scx >/dev/null
+vm_build_scx
 
 BINS=(-b /bin/bash -b "$(command -v bpftool)" -b "$SCX_OUT/scx/scx_satfeed")
-for b in satfeed-loader satfeedctl sfserver sfload; do
-	[ -x "$BUILD/$b" ] || vm_die "$BUILD/$b missing (make all)"
-	BINS+=(-b "$BUILD/$b")
-done
-INITRD=$VM_DIR/scx-initrd.gz
-"$ROOT/tests/vm/mkinitramfs.sh" -o "$INITRD" \
-	-t "$ROOT/tests/vm/guest/scx-guest.sh" "${BINS[@]}" \
-	-f "$ROOT/tests/vm/guest/checks.sh:/checks.sh"
-
+vm_bins satfeed-loader satfeedctl sfserver sfload
+FILES=(-f "$ROOT/tests/vm/guest/checks.sh:/checks.sh")
 LOG=$VM_DIR/scx-console.log
-rc=0
-VM_QEMU_OPTS="$ICOUNT" "$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$INITRD" \
-	-T "$TIMEOUT" -c 4 -l "$LOG" -a "$APPEND" || rc=$?
+vm_boot "$VM_DIR/scx-initrd.gz" "$ROOT/tests/vm/guest/scx-guest.sh" "$LOG" \
+	-T "$TIMEOUT" -c 4 -a "$APPEND"
+rc=$VM_RC
 
 {
 	echo "scx_satfeed in the $KVER guest (4 CPUs, QEMU TCG${ICOUNT:+ -icount})"
 	grep '^SCX-RESULT ' "$LOG" | sed 's/^SCX-RESULT /  /' || true
 } > "$VM_DIR/scx-result.txt"
 sed 's/^/vm: /' "$VM_DIR/scx-result.txt" >&2
-vm_log "scx run: $(( $(date +%s) - VM_START )) s"
+vm_log "scx run: $VM_SECS s"
 exit $rc

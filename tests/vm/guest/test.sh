@@ -31,6 +31,7 @@
 #                        from the headers; default 0)
 set -u
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+. /checks.sh
 
 KO=/lib/satfeed/satfeed_consumer.ko
 SYS=/sys/kernel/satfeed_consumer
@@ -45,38 +46,6 @@ DURATION=${SF_DURATION:-2}
 SERVER_THREADS=${SF_SERVER_THREADS:-2}
 UCLAMP=${SF_UCLAMP:-0}
 
-n=0 n_ok=0 n_fail=0
-ok() { n=$((n + 1)); n_ok=$((n_ok + 1)); echo "ok $n - $*"; }
-fail() { n=$((n + 1)); n_fail=$((n_fail + 1)); echo "not ok $n - $*"; }
-# check DESC CMD...: CMD (run in this shell, so functions may set
-# variables) must succeed; its output is shown when it does not
-check() {
-	local desc=$1
-	shift
-	if "$@" > /tmp/check.out 2>&1; then
-		ok "$desc"
-	else
-		fail "$desc"
-		sed 's/^/#   /' /tmp/check.out | head -20
-	fi
-}
-# refuse DESC CMD...: CMD must fail
-refuse() {
-	local desc=$1
-	shift
-	if "$@" >/dev/null 2>&1; then fail "$desc"; else ok "$desc"; fi
-}
-note() { echo "# $*"; }
-# wait_for SECONDS CMD...: poll CMD every 0.1 s
-wait_for() {
-	local i=0 limit=$(($1 * 10))
-	shift
-	until "$@" >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ $i -ge $limit ] && return 1
-		sleep 0.1
-	done
-}
 module_loaded() { [ -d $SYS ]; }
 module_gone() { ! [ -d /sys/module/satfeed_consumer ]; }
 # rmmod after a detach: the kernel drops the links' module references from
@@ -89,9 +58,9 @@ detached() { wait_for 5 attached_none; }
 nr_progs() { bpftool prog show 2>/dev/null | grep -c '^[0-9]*:'; }
 nr_maps() { bpftool map show 2>/dev/null | grep -c '^[0-9]*:'; }
 
+# finish: the summary and the verdict, now (an early failure ends the run)
 finish() {
-	echo "guest: $n_ok passed, $n_fail failed"
-	[ $n_fail -eq 0 ]
+	checks_done
 	exit
 }
 

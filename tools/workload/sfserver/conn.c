@@ -2,19 +2,52 @@
 /*
  * conn.c - one connection: read the requests, spin their service time and
  * answer each with exactly one send, back off to EPOLLOUT when a send would
- * block; and hand new connections to the workers round-robin.
+ * block; and hand new connections to the workers round-robin.  The answer
+ * itself (answer(), in_compact()) serves the io_uring loop too.
  */
 #include "sfserver.h"
 
 static unsigned int next_worker;
 
 /* Busy-spin: clock_gettime() is a vDSO call, so this makes no system call. */
-void spin_us(unsigned int us)
+static void spin_us(unsigned int us)
 {
 	unsigned long long end = sf_now_ns() + us * 1000ull;
 
 	while (sf_now_ns() < end)
 			 ;
+}
+
+/*
+ * Serve the request at req into out (SF_MSG_SIZE bytes): spin its service
+ * time (its own, else --work-us; at most SF_MAX_WORK_US) and write the
+ * response.  Both loops, epoll's and io_uring's (uring.c), answer here, so
+ * the two serve alike.
+ */
+void answer(const unsigned char *req, unsigned char *out)
+{
+	unsigned int work = sf_msg_work_us(req);
+
+	if (!work)
+		work = cfg.work_us;
+	if (work > SF_MAX_WORK_US)
+		work = SF_MAX_WORK_US;
+	if (work)
+		spin_us(work);
+	sf_msg_put(out, sf_msg_id(req), sf_msg_send_time(req), work);
+}
+
+/*
+ * Drop the served bytes of an input buffer: the partial request, if any,
+ * moves to its start.  *len bytes are buffered, *off of them served.
+ */
+void in_compact(unsigned char *in, size_t *len, size_t *off)
+{
+	if (!*off)
+		return;
+	memmove(in, in + *off, *len - *off);
+	*len -= *off;
+	*off = 0;
 }
 
 static ssize_t conn_recv(int fd, void *buf, size_t len)
@@ -153,21 +186,10 @@ static int conn_stage(struct conn *c)
  */
 static int conn_serve(struct conn *c)
 {
-	const unsigned char *req;
-	unsigned int work;
 	int ret;
 
 	while (c->in_len - c->in_off >= SF_MSG_SIZE) {
-		req = c->in + c->in_off;
-		work = sf_msg_work_us(req);
-		if (!work)
-			work = cfg.work_us;
-		if (work > SF_MAX_WORK_US)
-			work = SF_MAX_WORK_US;
-		if (work)
-			spin_us(work);
-
-		sf_msg_put(c->out, sf_msg_id(req), sf_msg_send_time(req), work);
+		answer(c->in + c->in_off, c->out);
 		c->out_len = SF_MSG_SIZE;
 		c->out_off = 0;
 		if (conn_stage(c))
@@ -179,12 +201,7 @@ static int conn_serve(struct conn *c)
 		if (ret <= 0)
 			return ret;
 	}
-	/* Keep the partial request, if any, at the start of the buffer. */
-	if (c->in_off) {
-		memmove(c->in, c->in + c->in_off, c->in_len - c->in_off);
-		c->in_len -= c->in_off;
-		c->in_off = 0;
-	}
+	in_compact(c->in, &c->in_len, &c->in_off);
 	return 1;
 }
 

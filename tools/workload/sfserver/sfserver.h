@@ -126,7 +126,8 @@ extern struct worker *workers;
 void parse_args(int argc, char **argv);
 
 /* conn.c */
-void spin_us(unsigned int us);
+void answer(const unsigned char *req, unsigned char *out);
+void in_compact(unsigned char *in, size_t *len, size_t *off);
 void conn_close(struct conn *c);
 void conn_event(struct conn *c, unsigned int events);
 int conn_add(int fd);

@@ -127,24 +127,12 @@ static void conn_done(struct ur_conn *c)
  */
 static void conn_next(struct ur_conn *c)
 {
-	const unsigned char *req;
-	unsigned int work;
-
 	if (c->closing || stopping) {
 		conn_done(c);
 		return;
 	}
 	if (c->in_len - c->in_off >= SF_MSG_SIZE) {
-		req = c->in + c->in_off;
-		work = sf_msg_work_us(req);
-		if (!work)
-			work = cfg.work_us;
-		if (work > SF_MAX_WORK_US)
-			work = SF_MAX_WORK_US;
-		if (work)
-			spin_us(work);
-		sf_msg_put(c->out, sf_msg_id(req), sf_msg_send_time(req),
-			   work);
+		answer(c->in + c->in_off, c->out);
 		c->out_len = SF_MSG_SIZE;
 		c->out_off = 0;
 		c->in_off += SF_MSG_SIZE;
@@ -152,11 +140,7 @@ static void conn_next(struct ur_conn *c)
 		arm_send(c);
 		return;
 	}
-	if (c->in_off) {
-		memmove(c->in, c->in + c->in_off, c->in_len - c->in_off);
-		c->in_len -= c->in_off;
-		c->in_off = 0;
-	}
+	in_compact(c->in, &c->in_len, &c->in_off);
 	if (cfg.io != IO_URING_MS && !c->recv_armed)
 		arm_recv(c);
 }
