@@ -119,8 +119,8 @@
  * lost.
  *
  * Where: this file holds the shipped programs only; the maps and the code
- * they run are in satfeed_engine.bpf.h, which the tests' BPF object
- * (tests/kernel/progs/) includes as well.
+ * they run are in satfeed_engine.bpf.h and satfeed_account.bpf.h, which the
+ * tests' BPF object (tests/kernel/progs/) includes as well.
  */
 #include "satfeed_engine.bpf.h"
 #include "satfeed_uring.bpf.h"
@@ -130,7 +130,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define SF_NR_SYSCALL_MAX 512	/* syscall numbers the tp_btf path maps */
 
 /* syscall number -> enum satfeed_syscall + 1; 0: not a traced syscall;
- * SATFEED_SC_INDEX_URING_ENTER: io_uring_enter (satfeed_uring.bpf.h) */
+ * SATFEED_SC_INDEX_URING_ENTER (SF_SC_URING_WAIT + 1): io_uring_enter */
 const volatile __u8 sc_index[SF_NR_SYSCALL_MAX] = {};
 
 /* ---- attach mode tp_btf: every syscall of the machine passes here ---- */
@@ -149,9 +149,7 @@ static __always_inline int sf_sys_enter_event(struct pt_regs *regs, long id)
 
 	if (sc <= SATFEED_SC_POLL_FIRST)	/* 0, or not a wait */
 		return 0;
-	if (sc == SATFEED_SC_INDEX_URING_ENTER)
-		return sf_uring_enter(regs);
-	return sf_wait_enter(sc - 1);
+	return sf_wait_enter(sc - 1, regs);
 }
 
 static __always_inline int sf_sys_exit_event(struct pt_regs *regs, long ret)
@@ -160,8 +158,6 @@ static __always_inline int sf_sys_exit_event(struct pt_regs *regs, long ret)
 
 	if (!sc)
 		return 0;
-	if (sc == SATFEED_SC_INDEX_URING_ENTER)
-		return sf_uring_enter_exit(ret);
 	return sf_sys_return(sc - 1, regs, ret);
 }
 
@@ -217,13 +213,13 @@ SEC("fentry")								\
 int BPF_PROG(prog, struct pt_regs *regs)				\
 {									\
 	return SF_PRIMARY(SATFEED_HOOK_FENTRY + sc, regs,		\
-			  sf_wait_enter(sc));				\
+			  sf_wait_enter(sc, regs));			\
 }									\
 SEC("fentry")								\
 int BPF_PROG(understudy, struct pt_regs *regs)				\
 {									\
 	return SF_UNDERSTUDY(SATFEED_HOOK_FENTRY + sc, regs,		\
-			     sf_wait_enter(sc));			\
+			     sf_wait_enter(sc, regs));			\
 }
 #define SF_FEXIT(name, NAME, family, fd, fn)				\
 	SF_FEXIT_PROG(SATFEED_FEXIT_PROG(name),				\
