@@ -149,14 +149,20 @@ static __always_inline int sf_sys_enter_event(struct pt_regs *regs, long id)
 
 	if (sc <= SATFEED_SC_POLL_FIRST)	/* 0, or not a wait */
 		return 0;
-	return sf_wait_enter(sc - 1, regs);
+	/* io_uring_enter is told by its sc_index entry, not by sc - 1: clang
+	 * then tests it before the decrement, which stays off the path of
+	 * the waits of processes that are not targets */
+	return sf_wait_enter(sc - 1, regs,
+			     sc == SATFEED_SC_INDEX_URING_ENTER);
 }
 
 static __always_inline int sf_sys_exit_event(struct pt_regs *regs, long ret)
 {
 	__u32 sc = sf_traced(sf_regs_nr(regs));
 
-	if (!sc)
+	/* likely: without it clang spills sc before this test, one store
+	 * more for every syscall of the machine */
+	if (likely(!sc))
 		return 0;
 	return sf_sys_return(sc - 1, regs, ret);
 }
@@ -213,13 +219,13 @@ SEC("fentry")								\
 int BPF_PROG(prog, struct pt_regs *regs)				\
 {									\
 	return SF_PRIMARY(SATFEED_HOOK_FENTRY + sc, regs,		\
-			  sf_wait_enter(sc, regs));			\
+			  sf_wait_enter(sc, regs, false));		\
 }									\
 SEC("fentry")								\
 int BPF_PROG(understudy, struct pt_regs *regs)				\
 {									\
 	return SF_UNDERSTUDY(SATFEED_HOOK_FENTRY + sc, regs,		\
-			     sf_wait_enter(sc, regs));			\
+			     sf_wait_enter(sc, regs, false));		\
 }
 #define SF_FEXIT(name, NAME, family, fd, fn)				\
 	SF_FEXIT_PROG(SATFEED_FEXIT_PROG(name),				\

@@ -22,6 +22,10 @@
 #define SF_S_IFSOCK	0140000
 #define SF_IORING_ENTER_GETEVENTS	(1U << 0)
 
+#ifndef likely
+#define likely(x)		__builtin_expect(!!(x), 1)
+#endif
+
 /* io_uring_enter(2) as a wait, the sc the engine gives it: its sc_mask bit,
  * above every syscall's, so sf_sys_return() takes it for a wait and
  * discovery counts it under its own source */
@@ -385,15 +389,15 @@ static __always_inline __u64 sf_run_delay(struct task_struct *task)
 
 /*
  * A wait begins on the current thread: a wait syscall (poll family), or
- * sc SF_SC_URING_WAIT, a target's io_uring_enter(2) with GETEVENTS
- * (satfeed_uring.bpf.h), which discovery counts whatever its bit says, as
- * it does every io_uring operation.  regs: the syscall's.
+ * with uring (then sc is SF_SC_URING_WAIT) a target's io_uring_enter(2)
+ * with GETEVENTS (satfeed_uring.bpf.h), which discovery counts whatever
+ * its bit says, as it does every io_uring operation.  regs: the syscall's.
  */
-static __always_inline int sf_wait_enter(__u32 sc, struct pt_regs *regs)
+static __always_inline int sf_wait_enter(__u32 sc, struct pt_regs *regs,
+					 bool uring)
 {
 	struct task_struct *task;
 	struct satfeed_config *cfg;
-	bool uring = sc == SF_SC_URING_WAIT;
 	struct sf_hit hit;
 	struct sf_wait *w;
 

@@ -331,7 +331,7 @@ int BPF_PROG(sf_uring_submit, struct io_kiocb *req)
 SEC("fentry")
 int BPF_PROG(sf_uring_enter_e, struct pt_regs *regs)
 {
-	return sf_wait_enter(SF_SC_URING_WAIT, regs);
+	return sf_wait_enter(SF_SC_URING_WAIT, regs, true);
 }
 
 SEC("fexit")
