@@ -22,10 +22,6 @@
 #define SF_S_IFSOCK	0140000
 #define SF_IORING_ENTER_GETEVENTS	(1U << 0)
 
-#ifndef likely
-#define likely(x)		__builtin_expect(!!(x), 1)
-#endif
-
 /* io_uring_enter(2) as a wait, the sc the engine gives it: its sc_mask bit,
  * above every syscall's, so sf_sys_return() takes it for a wait and
  * discovery counts it under its own source */
