@@ -2,38 +2,33 @@
 /*
  * satfeed_engine.bpf.h - the engine's maps and inline code.
  *
- * bpf/satfeed.bpf.c builds the shipped programs from it; a test-only BPF
- * object (tests/kernel/progs/) includes it too, so that the tests drive the
- * very code the syscall hooks run (sf_account(), the window update under the
- * stream lock) with chosen values.  Programs live in the .bpf.c files only.
+ * Design: this file finds which target an event belongs to (one lookup,
+ * sf_find_target_of(), for a syscall's caller and an io_uring request's
+ * owner alike) and runs the hooks' shared paths (waits, syscall returns,
+ * understudy receipts); what the event then does to the target's data is
+ * satfeed_account.bpf.h's.  bpf/satfeed.bpf.c builds the shipped programs
+ * from it; a test-only BPF object (tests/kernel/progs/) includes it too, so
+ * that the tests drive the very code the syscall hooks run (sf_account(),
+ * the window update under the stream lock) with chosen values.  Programs
+ * live in the .bpf.c files only.
  */
 #ifndef __SATFEED_ENGINE_BPF_H
 #define __SATFEED_ENGINE_BPF_H
 
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
-#include "satfeed.h"
-#include "satfeed_maps.bpf.h"
-#include "window_math.h"
-#include "sat_rules.h"
+#include "satfeed_account.bpf.h"
 
-#define SF_EAGAIN	11
 #define SF_MAX_CPUS	8192	/* CPUs an understudy searches for a receipt */
 #define SF_S_IFMT	00170000
 #define SF_S_IFSOCK	0140000
+#define SF_IORING_ENTER_GETEVENTS	(1U << 0)
 
-#ifndef barrier
-#define barrier()		asm volatile("" ::: "memory")
-#endif
-#ifndef READ_ONCE
-#define READ_ONCE(x)		(*(const volatile typeof(x) *)&(x))
-#define WRITE_ONCE(x, v)	(*(volatile typeof(x) *)&(x) = (v))
-#endif
+/* io_uring_enter(2) as a wait, the sc the engine gives it: its sc_mask bit,
+ * above every syscall's, so sf_sys_return() takes it for a wait and
+ * discovery counts it under its own source */
+#define SF_SC_URING_WAIT	SATFEED_SC_URING_BIT(WAIT)
+_Static_assert(SF_SC_URING_WAIT >= SATFEED_SC_POLL_FIRST,
+	       "io_uring_enter is a wait");
 
-/* Set by the loader between open and load. */
-const volatile __u32 window_shift = SATFEED_WINDOW_SHIFT;
 /* understudies are loaded: the primaries leave receipts (the verifier
  * drops that code when they are not) */
 const volatile bool with_understudies = false;
@@ -76,13 +71,6 @@ struct {
 	__type(value, struct sf_wait);
 } sf_poll_start SEC(".maps");
 
-/* Discovery counts (satfeed.h, struct satfeed_discover). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SATFEED_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, struct satfeed_discover);
-} sf_discover SEC(".maps");
 
 /*
  * The understudy protocol (bpf/satfeed.bpf.c, "Exactness and preemption"):
@@ -193,146 +181,6 @@ static __always_inline bool sf_receipt_elsewhere(__u32 hook, __u64 token)
 		ret_;							\
 	})
 
-/*
- * Push hook: called after every window closes, outside the lock, with a
- * copy of the window.  A no-op here; a consumer hooks it at run time (an
- * fentry program on it, in any attach mode, or an freplace of it in tp_btf
- * mode: see kmod-example/), so the engine neither needs the consumer nor is
- * rebuilt for it.  Keep the name and prototype: they are part of the contract.
- */
-__noinline int satfeed_window_closed(__u32 slot, __u32 stream,
-				     struct satfeed_window *w)
-{
-	/* keep every argument live: clang drops unused ones at call sites,
-	 * and an freplace program must receive all three */
-	asm volatile("" : : "r"(slot), "r"(stream), "r"(w) : "memory");
-	return 0;
-}
-
-static __always_inline struct satfeed_stream *sf_stream(__u32 slot,
-							__u32 stream)
-{
-	__u32 key = satfeed_stream_key(slot, stream);
-
-	return bpf_map_lookup_elem(&sf_streams, &key);
-}
-
-/* The wait syscalls, as an sc_mask. */
-#define SF_SC_POLL_MASK							\
-	(SATFEED_SC_ALL & ~((1U << SATFEED_SC_POLL_FIRST) - 1))
-
-/*
- * The target's verdict, after one of its windows closed (w, a copy taken
- * under the stream lock): the window's figures, the poll stream's count of
- * waits and the target's rules go through satfeed_sat_update()
- * (sat_rules.h) under the verdict's lock.  The poll count is read without
- * the poll stream's lock (a BPF program holds one lock at a time): it only
- * grows, and a 64-bit load is not torn.  A verdict of another generation is
- * left alone: the slot was reused (the library resets the verdict to the
- * new generation before the target's streams) or freed (reset to
- * generation 0, which no target has).  Not inlined: it runs once per closed
- * window, and one copy per program is enough; it is called with no lock
- * held, which any kernel allows.
- */
-static __noinline void sf_verdict_update(__u32 slot, __u32 stream, __u32 gen,
-					 const struct satfeed_window *w)
-{
-	struct satfeed_sat_rules rules = {};
-	struct satfeed_sat_event e = {
-		.stream = stream,
-		.shift = window_shift,
-		.idle_permille = w->idle_permille,
-		.cv2_permille = w->cv2_permille,
-		.now = w->end_ns,
-	};
-	struct satfeed_stream *poll;
-	struct satfeed_verdict *v;
-	struct satfeed_target *t;
-	__u32 sc_mask = 0;
-
-	t = bpf_map_lookup_elem(&sf_targets, &slot);
-	if (!t)
-		return;
-	/* the defaults until the target of this generation is written, the
-	 * last step of an add */
-	if (READ_ONCE(t->gen) == gen) {
-		rules.idle_near_permille =
-			READ_ONCE(t->rules.idle_near_permille);
-		rules.idle_full_permille =
-			READ_ONCE(t->rules.idle_full_permille);
-		rules.cv2_rise_permille =
-			READ_ONCE(t->rules.cv2_rise_permille);
-		rules.wps_near_permille =
-			READ_ONCE(t->rules.wps_near_permille);
-		rules.wps_full_permille =
-			READ_ONCE(t->rules.wps_full_permille);
-		sc_mask = READ_ONCE(t->sc_mask);
-	}
-	poll = sf_stream(slot, SATFEED_STREAM_POLL);
-	if (poll && (sc_mask & SF_SC_POLL_MASK))
-		e.poll_calls = READ_ONCE(poll->calls);
-	v = bpf_map_lookup_elem(&sf_verdict, &slot);
-	if (!v)
-		return;
-	bpf_spin_lock(&v->lock);
-	if (v->gen == gen)
-		satfeed_sat_update(v, &rules, &e);
-	bpf_spin_unlock(&v->lock);
-}
-
-/*
- * Account one event of a target's stream at time now.  gap: the sample is the
- * time since the stream's previous event (send/recv); otherwise it is the
- * given wait duration, of which runq was spent runnable, not running.
- * Events that race on two CPUs can reach the lock out of time order; such a
- * gap is 0 and the previous-event time never goes back, so the window sums
- * still telescope to last - first.
- */
-static __always_inline void sf_account(__u32 slot, __u32 stream, __u32 gen,
-				       __u64 now, bool gap, __u64 sample,
-				       __u64 runq)
-{
-	struct satfeed_window closed;
-	struct satfeed_stream *s;
-	int done = 0;
-
-	s = sf_stream(slot, stream);
-	if (!s)
-		return;
-	bpf_spin_lock(&s->lock);
-	if (s->gen != gen) {
-		/* the slot was reused since the event was attributed */
-		bpf_spin_unlock(&s->lock);
-		return;
-	}
-	s->calls++;
-	if (gap) {
-		__u64 last = s->last_ns;
-
-		if (!last || now <= last) {
-			sample = 0;
-			if (last)
-				now = last;
-		} else {
-			sample = now - last;
-		}
-		s->last_ns = now;
-		if (!last) {
-			bpf_spin_unlock(&s->lock);
-			return;
-		}
-	} else {
-		s->last_ns = now;
-	}
-	done = sf_window_add(s, sample, runq, now, window_shift,
-			     stream == SATFEED_STREAM_POLL, &closed);
-	bpf_spin_unlock(&s->lock);
-	if (done) {
-		sf_verdict_update(slot, stream, gen, &closed);
-		satfeed_window_closed(slot, stream, &closed);
-	}
-}
-
 /* The watched target an event belongs to. */
 struct sf_hit {
 	__u32 slot;
@@ -355,9 +203,42 @@ static __always_inline bool sf_maybe_target(struct satfeed_config *cfg,
 	       cfg->nr_cgroup_targets;
 }
 
-static __always_inline bool sf_find_target(struct satfeed_config *cfg,
-					   struct task_struct *task,
-					   struct sf_hit *hit)
+/*
+ * Id of task's cgroup v2 ancestor at level, 0 when it is shallower: what
+ * bpf_get_current_ancestor_cgroup_id() gives for the current task.  Plain
+ * reads (no helper takes another task); asked only while cgroup targets
+ * exist.
+ */
+static __always_inline __u64 sf_task_ancestor_cgid(struct task_struct *task,
+						    __u32 level)
+{
+	unsigned long cg, anc = 0;
+	int depth;
+
+	cg = (unsigned long)BPF_CORE_READ(task, cgroups, dfl_cgrp);
+	if (!cg)
+		return 0;
+	depth = BPF_CORE_READ((struct cgroup *)cg, level);
+	if (depth < 0 || level > (__u32)depth)
+		return 0;
+	if (bpf_probe_read_kernel(&anc, sizeof(anc),
+				  (void *)(cg + bpf_core_field_offset(
+					struct cgroup, ancestors) +
+					   level * sizeof(anc))) || !anc)
+		return 0;
+	return BPF_CORE_READ((struct cgroup *)anc, kn, id);
+}
+
+/*
+ * The watched target of task's events, by its tgid (pid_slot) or its
+ * cgroup.  is_current (a constant at every call site): task is the current
+ * task, whose cgroup ancestors one helper call gives (the syscall hooks);
+ * otherwise they are read from task (io_uring: a request's owner).
+ */
+static __always_inline bool sf_find_target_of(struct satfeed_config *cfg,
+					      struct task_struct *task,
+					      bool is_current,
+					      struct sf_hit *hit)
 {
 	struct satfeed_index *ix = NULL;
 	__u32 tgid = task->tgid, i;
@@ -383,11 +264,19 @@ static __always_inline bool sf_find_target(struct satfeed_config *cfg,
 		ix = bpf_map_lookup_elem(&sf_pid_index, &tgid);
 	}
 	for (i = 0; !ix && i < SATFEED_MAX_CGROUP_LEVELS; i++) {
+		__u32 level;
 		__u64 cgid;
 
 		if (i >= cfg->nr_cgroup_levels)
 			break;
-		cgid = bpf_get_current_ancestor_cgroup_id(cfg->cgroup_level[i]);
+		level = cfg->cgroup_level[i];
+		if (is_current) {
+			cgid = bpf_get_current_ancestor_cgroup_id(level);
+		} else {
+			cgid = sf_task_ancestor_cgid(task, level);
+			if (!cgid)
+				continue;	/* no cgroup has id 0 */
+		}
 		ix = bpf_map_lookup_elem(&sf_cgrp_index, &cgid);
 	}
 	if (!ix)
@@ -425,23 +314,15 @@ static __always_inline bool sf_fd_is_socket(struct task_struct *task,
 	return (mode & SF_S_IFMT) == SF_S_IFSOCK;
 }
 
-static __always_inline unsigned long sf_regs_arg0(struct pt_regs *regs)
+/* Argument n (0, 2 or 3: the ones the engine reads) of the syscall of regs. */
+static __always_inline unsigned long sf_regs_arg(struct pt_regs *regs, int n)
 {
 #if defined(__TARGET_ARCH_x86)
-	return regs->di;
+	return n == 0 ? regs->di : n == 2 ? regs->dx : regs->r10;
 #elif defined(__TARGET_ARCH_arm64)
-	return regs->orig_x0;
+	return n == 0 ? regs->orig_x0 : regs->regs[n];
 #else
-#error "satfeed: add this architecture's first syscall argument register"
-#endif
-}
-
-static __always_inline unsigned long sf_regs_arg2(struct pt_regs *regs)
-{
-#if defined(__TARGET_ARCH_x86)
-	return regs->dx;
-#elif defined(__TARGET_ARCH_arm64)
-	return regs->regs[2];
+#error "satfeed: add this architecture's syscall argument registers"
 #endif
 }
 
@@ -455,8 +336,8 @@ static __always_inline unsigned int sf_socket_fd(__u32 sc,
 						 struct pt_regs *regs)
 {
 	if (SATFEED_SC_FD_ARG2 & (1U << sc))
-		return (unsigned int)sf_regs_arg2(regs);
-	return (unsigned int)sf_regs_arg0(regs);
+		return (unsigned int)sf_regs_arg(regs, 2);
+	return (unsigned int)sf_regs_arg(regs, 0);
 }
 
 static __always_inline long sf_regs_nr(struct pt_regs *regs)
@@ -502,16 +383,28 @@ static __always_inline __u64 sf_run_delay(struct task_struct *task)
 	return task->sched_info.run_delay;
 }
 
-/* A wait syscall (poll family) begins on the current thread. */
-static __always_inline int sf_wait_enter(__u32 sc)
+/*
+ * A wait begins on the current thread: a wait syscall (poll family), or
+ * with uring (then sc is SF_SC_URING_WAIT) a target's io_uring_enter(2)
+ * with GETEVENTS (satfeed_uring.bpf.h), which discovery counts whatever
+ * its bit says, as it does every io_uring operation.  regs: the syscall's.
+ */
+static __always_inline int sf_wait_enter(__u32 sc, struct pt_regs *regs,
+					 bool uring)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct satfeed_config *cfg = sf_config_get();
+	struct task_struct *task;
+	struct satfeed_config *cfg;
 	struct sf_hit hit;
 	struct sf_wait *w;
 
-	if (!cfg || !sf_find_target(cfg, task, &hit) ||
-	    !(hit.sc_mask & (1U << sc)) || sf_compat_syscall(task))
+	if (uring && !(sf_regs_arg(regs, 3) & SF_IORING_ENTER_GETEVENTS))
+		return 0;
+	task = bpf_get_current_task_btf();
+	cfg = sf_config_get();
+	if (!cfg || !sf_find_target_of(cfg, task, true, &hit) ||
+	    (!(hit.sc_mask & (1U << sc)) &&
+	     !(uring && (hit.sc_mask & SATFEED_SC_DISCOVER))) ||
+	    sf_compat_syscall(task))
 		return 0;
 	w = bpf_task_storage_get(&sf_poll_start, task, NULL,
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -525,93 +418,9 @@ static __always_inline int sf_wait_enter(__u32 sc)
 	return 0;
 }
 
-/*
- * The stream of slot when it still belongs to generation gen, for the
- * counters updated without the lock.  A removed target's thread can still be
- * in a wait (or between sf_find_target() and here) when its slot is given to
- * a new target: its event must not reach the new target's counters.
- *
- * The check is one load before the atomic add, not the lock.  What remains:
- * a reuse that completes between this load and the add (satfeedctl's remove
- * and add: a dozen bpf() calls under the root's flock, among them the locked
- * reset of this very stream) still bumps one counter of the new target.  It
- * takes a run of this program stalled for that long between two adjacent
- * instructions (a preemptible hook, from 7.x, or a descheduled vCPU), costs
- * at most one count of a diagnostic counter per stalled run, and never
- * reaches a sample or a window (sf_account() checks under the lock).
- * Closing it would put the lock pair on every failed call, EAGAIN included:
- * one per request in a non-blocking server.
- */
-static __always_inline struct satfeed_stream *sf_stream_of_gen(__u32 slot,
-								__u32 stream,
-								__u32 gen)
-{
-	struct satfeed_stream *s = sf_stream(slot, stream);
 
-	if (!s || *(volatile __u32 *)&s->gen != gen)
-		return NULL;
-	return s;
-}
-
-static __always_inline void sf_count(__u32 slot, __u32 stream, __u32 gen,
-				     long ret)
-{
-	struct satfeed_stream *s = sf_stream_of_gen(slot, stream, gen);
-
-	if (!s)
-		return;
-	if (ret == -SF_EAGAIN)
-		__sync_fetch_and_add(&s->eagain, 1);
-	else if (ret < 0)
-		__sync_fetch_and_add(&s->errors, 1);
-	else
-		__sync_fetch_and_add(&s->zero_bytes, 1);
-}
-
-/* ---- discovery: a target whose sc_mask has SATFEED_SC_DISCOVER ----
- *
- * Its calls reach here instead of its streams: per source (a syscall, or an
- * io_uring op from SATFEED_SRC_URING_FIRST on), how many returned, moved
- * bytes, failed, and how much they moved.  No lock and no window: atomic
- * adds only, and only for a target in discovery, which lasts seconds.  Every
- * other target and process pays nothing for it but the test of the bit
- * after its sc_mask check.
- *
- * One call of source src of the target (slot, gen) returned ret; a wait
- * took wait_ns.  not_socket: a socket-fd member whose fd was not a socket.
- */
-static __always_inline void sf_discover_count(__u32 slot, __u32 gen,
-					      __u32 src, long ret,
-					      bool not_socket, __u64 wait_ns)
-{
-	struct satfeed_discover_count *c;
-	struct satfeed_discover *d;
-
-	d = bpf_map_lookup_elem(&sf_discover, &slot);
-	if (!d || *(volatile __u32 *)&d->gen != gen ||
-	    src >= SATFEED_NR_SOURCES)
-		return;
-	c = &d->src[src];
-	if (not_socket) {
-		__sync_fetch_and_add(&c->not_socket, 1);
-		return;
-	}
-	__sync_fetch_and_add(&c->calls, 1);
-	if (wait_ns)
-		__sync_fetch_and_add(&c->wait_ns, wait_ns);
-	if (ret > 0) {
-		__sync_fetch_and_add(&c->moved, 1);
-		__sync_fetch_and_add(&c->bytes, ret);
-	} else if (ret == 0) {
-		__sync_fetch_and_add(&c->zero, 1);
-	} else if (ret == -SF_EAGAIN) {
-		__sync_fetch_and_add(&c->eagain, 1);
-	} else {
-		__sync_fetch_and_add(&c->errors, 1);
-	}
-}
-
-/* Any traced syscall returns on the current thread. */
+/* Any traced syscall returns on the current thread (SF_SC_URING_WAIT:
+ * io_uring_enter, which only a wait begun by sf_wait_enter() counts). */
 static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 					 long ret)
 {
@@ -654,7 +463,7 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 		sample = now - start;
 		runq = sf_run_delay(task) - w->run_delay;
 	} else {
-		if (!sf_find_target(cfg, task, &hit) ||
+		if (!sf_find_target_of(cfg, task, true, &hit) ||
 		    !(hit.sc_mask & (1U << sc)) || sf_compat_syscall(task))
 			return 0;
 		stream = sc >= SATFEED_SC_RECV_FIRST ? SATFEED_STREAM_RECV :

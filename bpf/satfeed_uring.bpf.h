@@ -61,7 +61,6 @@
 
 #include "satfeed_engine.bpf.h"
 
-#define SF_IORING_ENTER_GETEVENTS	(1U << 0)
 #define SF_IORING_CQE_F_MORE		(1U << 1)
 #define SF_URING_OPCODES		64
 
@@ -149,76 +148,6 @@ sf_uring_req_task(struct io_kiocb *req)
 	return req->tctx->task;
 }
 
-/*
- * Id of task's cgroup v2 ancestor at level, 0 when it is shallower: what
- * bpf_get_current_ancestor_cgroup_id() gives for the current task.  Plain
- * reads (no helper takes another task); asked only while cgroup targets
- * exist.
- */
-static __always_inline __u64 sf_task_ancestor_cgid(struct task_struct *task,
-						    __u32 level)
-{
-	unsigned long cg, anc = 0;
-	int depth;
-
-	cg = (unsigned long)BPF_CORE_READ(task, cgroups, dfl_cgrp);
-	if (!cg)
-		return 0;
-	depth = BPF_CORE_READ((struct cgroup *)cg, level);
-	if (depth < 0 || level > (__u32)depth)
-		return 0;
-	if (bpf_probe_read_kernel(&anc, sizeof(anc),
-				  (void *)(cg + bpf_core_field_offset(
-					struct cgroup, ancestors) +
-					   level * sizeof(anc))) || !anc)
-		return 0;
-	return BPF_CORE_READ((struct cgroup *)anc, kn, id);
-}
-
-/* sf_find_target() for a task that need not be the current one. */
-static __always_inline bool sf_uring_find_target(struct satfeed_config *cfg,
-						 struct task_struct *task,
-						 struct sf_hit *hit)
-{
-	struct satfeed_index *ix = NULL;
-	__u32 tgid = task->tgid, i;
-	__u8 v;
-
-	v = cfg->pid_slot[tgid % SATFEED_PID_SLOTS];
-	if (!v && !cfg->nr_cgroup_levels)
-		return false;	/* the common miss */
-	if (v && v != SATFEED_PID_SLOT_SHARED) {
-		__u32 slot = v - 1;
-		struct satfeed_target *t;
-
-		t = bpf_map_lookup_elem(&sf_targets, &slot);
-		if (t && t->id == tgid && t->kind == SATFEED_TARGET_PID &&
-		    t->state == SATFEED_STATE_ACTIVE) {
-			hit->slot = slot;
-			hit->gen = t->gen;
-			hit->sc_mask = t->sc_mask;
-			return true;
-		}
-	} else if (v) {
-		ix = bpf_map_lookup_elem(&sf_pid_index, &tgid);
-	}
-	for (i = 0; !ix && i < SATFEED_MAX_CGROUP_LEVELS; i++) {
-		__u64 cgid;
-
-		if (i >= cfg->nr_cgroup_levels)
-			break;
-		cgid = sf_task_ancestor_cgid(task, cfg->cgroup_level[i]);
-		if (cgid)
-			ix = bpf_map_lookup_elem(&sf_cgrp_index, &cgid);
-	}
-	if (!ix)
-		return false;
-	hit->slot = ix->slot;
-	hit->gen = ix->gen;
-	hit->sc_mask = ix->sc_mask;
-	return true;
-}
-
 /* One completion of a target's request: a sample or a counted failure. */
 static __always_inline void sf_uring_event(__u32 slot, __u32 gen,
 					   __u32 stream, __s32 res)
@@ -286,7 +215,7 @@ static __always_inline int sf_uring_cqe(__u64 ring, void *reqp,
 		return 0;	/* not a member: most non-network CQEs stop here */
 	cfg = sf_config_get();
 	task = sf_uring_req_task(req);
-	if (!cfg || !task || !sf_uring_find_target(cfg, task, &hit))
+	if (!cfg || !task || !sf_find_target_of(cfg, task, false, &hit))
 		return 0;
 	if (!m) {
 		/* another operation: only discovery counts it */
@@ -371,7 +300,7 @@ int BPF_PROG(sf_uring_submit, struct io_kiocb *req)
 		return 0;
 	cfg = sf_config_get();
 	task = sf_uring_req_task(req);
-	if (!cfg || !task || !sf_uring_find_target(cfg, task, &hit))
+	if (!cfg || !task || !sf_find_target_of(cfg, task, false, &hit))
 		return 0;
 	bit = op == IORING_OP_RECV ? SATFEED_SC_URING_BIT(RECV) :
 				     SATFEED_SC_URING_BIT(RECVMSG);
@@ -394,89 +323,21 @@ int BPF_PROG(sf_uring_submit, struct io_kiocb *req)
 
 /* ---- the wait: io_uring_enter(2) with IORING_ENTER_GETEVENTS ---- */
 
-static __always_inline unsigned long sf_regs_arg3(struct pt_regs *regs)
-{
-#if defined(__TARGET_ARCH_x86)
-	return regs->r10;
-#elif defined(__TARGET_ARCH_arm64)
-	return regs->regs[3];
-#else
-#error "satfeed: add this architecture's fourth syscall argument register"
-#endif
-}
-
-static __always_inline int sf_uring_enter(struct pt_regs *regs)
-{
-	struct task_struct *task;
-	struct satfeed_config *cfg;
-	struct sf_hit hit;
-	struct sf_wait *w;
-
-	if (!(sf_regs_arg3(regs) & SF_IORING_ENTER_GETEVENTS))
-		return 0;
-	task = bpf_get_current_task_btf();
-	cfg = sf_config_get();
-	if (!cfg || !sf_find_target(cfg, task, &hit) ||
-	    (!(hit.sc_mask & (1U << SATFEED_SC_URING_BIT(WAIT))) &&
-	     !SF_UR_DISCOVER(hit.sc_mask)) ||
-	    sf_compat_syscall(task))
-		return 0;
-	w = bpf_task_storage_get(&sf_poll_start, task, NULL,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!w)
-		return 0;
-	w->slot = hit.slot;
-	w->gen = hit.gen;
-#ifdef SATFEED_SC_DISCOVER
-	w->discover = !!SF_UR_DISCOVER(hit.sc_mask);
-#endif
-	w->run_delay = sf_run_delay(task);
-	w->start_ns = bpf_ktime_get_ns();
-	return 0;
-}
-
-static __always_inline int sf_uring_enter_exit(long ret)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct satfeed_config *cfg = sf_config_get();
-	struct sf_wait *w;
-	__u64 start, now;
-
-	if (!cfg || !sf_maybe_target(cfg, task))
-		return 0;
-	w = bpf_task_storage_get(&sf_poll_start, task, NULL, 0);
-	if (!w || !w->start_ns)
-		return 0;
-	start = w->start_ns;
-	w->start_ns = 0;
-#ifdef SATFEED_SC_DISCOVER
-	if (w->discover) {
-		sf_discover_count(w->slot, w->gen, SATFEED_SC_URING_BIT(WAIT),
-				  ret, false, bpf_ktime_get_ns() - start);
-		return 0;
-	}
-#endif
-	if (ret < 0) {
-		sf_count(w->slot, SATFEED_STREAM_POLL, w->gen, ret);
-		return 0;
-	}
-	now = bpf_ktime_get_ns();
-	sf_account(w->slot, SATFEED_STREAM_POLL, w->gen, now, false,
-		   now - start, sf_run_delay(task) - w->run_delay);
-	return 0;
-}
-
-/* fentry mode: the loader points these at __<arch>_sys_io_uring_enter */
+/*
+ * fentry mode: the loader points these at __<arch>_sys_io_uring_enter.  The
+ * wait is the engine's, as for epoll_wait (tp_btf mode reaches the same
+ * code through sc_index): io_uring_enter is sc SF_SC_URING_WAIT there.
+ */
 SEC("fentry")
 int BPF_PROG(sf_uring_enter_e, struct pt_regs *regs)
 {
-	return sf_uring_enter(regs);
+	return sf_wait_enter(SF_SC_URING_WAIT, regs, true);
 }
 
 SEC("fexit")
 int BPF_PROG(sf_uring_enter_x, struct pt_regs *regs, long ret)
 {
-	return sf_uring_enter_exit(ret);
+	return sf_sys_return(SF_SC_URING_WAIT, regs, ret);
 }
 
 #endif /* __SATFEED_URING_BPF_H */
