@@ -143,6 +143,19 @@ start_server() {
 	PORT=$SRV_PORT
 }
 
+# discover_running: a 30 s discover of $SRV in the background (pid in $DP),
+# its slot seen in the table
+discover_running() {
+	sf_bg "$CTL" discover --pid "$SRV" --seconds 30
+	DP=$BG_PID
+	for _ in $(seq 1 50); do
+		[ "$("$CTL" targets --json)" != '{"targets":[]}' ] && break
+		sleep 0.1
+	done
+	ASSERT_MATCH "discovery slot while it runs" "\"pid\":$SRV" \
+		"$("$CTL" targets --json)"
+}
+
 # mode: send recv (the expected recommendation; poll is epoll_wait)
 declare -A WANT=(
 	[sendto]="sendto recvfrom"
@@ -194,31 +207,19 @@ ASSERT_BPFFS "after the discoveries" "$SNAP"
 ######################################################################
 sf_log "--- discover ends on SIGINT and removes its slot ---"
 if start_server sendto; then
-	sf_bg "$CTL" discover --pid "$SRV" --seconds 30
-	DP=$BG_PID
-	for _ in $(seq 1 50); do
-		[ "$("$CTL" targets --json)" != '{"targets":[]}' ] && break
-		sleep 0.1
-	done
-	ASSERT_MATCH "discovery slot while it runs" "\"pid\":$SRV" \
-		"$("$CTL" targets --json)"
+	discover_running
 	kill -INT "$DP"
 	wait "$DP"
 	ASSERT_EQ "discover interrupted: exit 1" 1 "$?"
 	targets_empty "after SIGINT"
 	sf_kill "$SRV"
+else
+	sf_fail "sfserver for the SIGINT case started"
 fi
 
 sf_log "--- discover killed with SIGKILL: check names its slot, --repair removes it ---"
 if start_server sendto; then
-	sf_bg "$CTL" discover --pid "$SRV" --seconds 30
-	DP=$BG_PID
-	for _ in $(seq 1 50); do
-		[ "$("$CTL" targets --json)" != '{"targets":[]}' ] && break
-		sleep 0.1
-	done
-	ASSERT_MATCH "discovery slot while it runs" "\"pid\":$SRV" \
-		"$("$CTL" targets --json)"
+	discover_running
 	ASSERT_OK "check while discover runs: a live discovery is no problem" \
 		"$CTL" check
 	kill -KILL "$DP"
@@ -279,6 +280,8 @@ if start_server sendto; then
 		"$CTL" discover --pid "$SRV" --seconds 0.2
 	ASSERT_OK "remove" "$CTL" remove --pid "$SRV"
 	sf_kill "$SRV"
+else
+	sf_fail "sfserver for the already-watched case started"
 fi
 
 ######################################################################
@@ -308,6 +311,8 @@ if start_server sendfile; then
 	ASSERT_TRUE "replies > 1500" test "${REPLIES:-0}" -gt 1500
 	ASSERT_OK "remove" "$CTL" remove --pid "$SRV"
 	sf_kill "$SRV"
+else
+	sf_fail "sfserver for the already-watched case started"
 fi
 
 ASSERT_OK "unload" "$LOADER" unload
