@@ -30,7 +30,7 @@
 # lock (/run/lock/satfeed-tests.lock) for the whole run; the guest is
 # private, the host's bpffs is not touched.
 #
-# Usage: tests/vm/bench.sh [--quick] [--wallclock] [-T SECONDS]
+# Usage: tests/vm/bench.sh [--quick] [--wallclock] [-G SECONDS] [-T SECONDS]
 #                          [-a 'SF_KEY=val ...']
 #   --quick  short setting (3 rounds, fewer calls; 3-4 minutes here):
 #            what `make test` runs to check every figure is made
@@ -38,7 +38,11 @@
 #            guest time from the host's clock (TCG's default) instead of
 #            QEMU -icount shift=0 (1 ns per guest instruction): real
 #            emulated time, but it moves with the host's load
-#   -T       guest timeout (default 300 with --quick, 900 without)
+#   -G       the guest's budget in guest seconds (default 400 with
+#            --quick, 1500 without); the wall-clock limits scale it by this
+#            host's speed, measured first in the same run (vm_calibrate in
+#            lib.sh), up to VM_TIMEOUT_MAX
+#   -T       the wall-clock limit outright instead of the scaled one
 #   -a       guest settings (see the header of guest/bench-guest.sh), e.g.
 #            -a 'SF_MODES=fentry SF_ROUNDS=5'
 # Environment: VM_DIR (default build/vm), BUILD (default build), OUT
@@ -49,7 +53,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 OUT=${OUT:-$VM_DIR/bench}
-TIMEOUT=
+TIMEOUT=${VM_TIMEOUT:-}
+GUEST_LIMIT=
 vm_args 'quick wallclock' "$@"
 
 # Guest settings.  Under TCG a syscall costs 3-10x a real one here, and
@@ -58,10 +63,10 @@ vm_args 'quick wallclock' "$@"
 # calls per phase are a fraction of sfbench's defaults.
 if [ $QUICK = 1 ]; then
 	SETTINGS="SF_ROUNDS=3 SF_SCALE=0.1 SF_BATCHES=8 SF_TARGETS=16"
-	TIMEOUT=${TIMEOUT:-330}
+	GUEST_LIMIT=${GUEST_LIMIT:-400}
 else
 	SETTINGS="SF_ROUNDS=5 SF_SCALE=0.4 SF_BATCHES=8 SF_TARGETS=64"
-	TIMEOUT=${TIMEOUT:-1000}
+	GUEST_LIMIT=${GUEST_LIMIT:-1500}
 fi
 MODES=(fentry tp_btf)
 
@@ -77,15 +82,17 @@ FILES=(-f "$ROOT/tests/bench/listing1.bt:/satfeed/")
 # a staging tree and console.bad of its own: `make vm-test` may share VM_DIR
 LOG=$VM_DIR/bench-console.log
 vm_boot "$VM_DIR/bench-stage/initrd.gz" "$ROOT/tests/vm/guest/bench-guest.sh" \
-	"$LOG" -T "$TIMEOUT" -m 2048 -a "$SETTINGS $APPEND" >&2
+	"$LOG" -m 2048 -a "$SETTINGS $APPEND" >&2
 rc=$VM_RC secs=$VM_SECS
 
 # --- the guest's output, cut out of the console log ---
 mkdir -p "$OUT"
 rm -f "$OUT"/*.txt
 cut_out() { # KIND MODE -> stdout
+	# without the guest's heartbeat lines (guest/init)
 	awk -v b="SATFEED-BENCH-BEGIN $1 $2" -v e="SATFEED-BENCH-END $1 $2" '
 		$0 == e { on = 0 }
+		/^SATFEED-VM: alive / { next }
 		on { print }
 		$0 == b { on = 1 }' "$LOG"
 }

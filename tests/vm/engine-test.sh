@@ -14,7 +14,13 @@
 #     uring-ms: multishot RECV); send calls == requests served exactly, and
 #     for --io uring at 5 rates RPS_obs of the send windows closed inside
 #     each run (sfvmcheck rps) within 2% of the generator's achieved rate.
+# Rates: shares of the bundled server's capacity measured first in this
+# boot (capacity in /checks.sh: sfload past saturation), so each means the
+# same load on every host: RATE_PCT (3%, about 300 req/s under -icount)
+# for the counting runs, URING_PCTS (1 to 4%) for the RPS_obs runs.
+# Settings: SF_ENGINE_RATE_PCT, SF_ENGINE_URING_PCTS override them.
 set -u
+. /checks.sh
 pass=0 fail=0
 ok() { echo "engine-test: ok: $*"; pass=$((pass + 1)); }
 bad() { echo "engine-test: FAIL: $*"; fail=$((fail + 1)); }
@@ -34,6 +40,27 @@ for m in fentry tp_btf; do
 done
 if test_kernel; then ok "test_kernel"; else bad "test_kernel"; fi
 
+# the bundled server's capacity here (one thread, no work), before any load
+rm -f /tmp/port
+sfserver --port 0 --port-file /tmp/port > /dev/null &
+SP=$!
+for _ in $(seq 50); do [ -s /tmp/port ] && break; sleep 0.1; done
+CAP=$(capacity "$(cat /tmp/port)" 40000)
+kill -TERM $SP
+wait $SP
+if [ "${CAP:-0}" -gt 0 ]; then
+	ok "capacity of sfserver here: $CAP req/s"
+else
+	bad "no capacity figure for sfserver"
+	CAP=0
+fi
+RATE=$(share "$CAP" "${SF_ENGINE_RATE_PCT:-3}")
+URING_RATES=
+for p in ${SF_ENGINE_URING_PCTS:-1 1.5 2 3 4}; do
+	URING_RATES="$URING_RATES $(share "$CAP" "$p")"
+done
+echo "engine-test: rates: $RATE req/s; io_uring:$URING_RATES req/s (capacity $CAP)"
+
 N=64
 if satfeed-loader --attach fentry --window $N load; then
 	ok "load --attach fentry"
@@ -49,7 +76,7 @@ sfserver --port 0 --port-file /tmp/port > /tmp/server.out &
 SP=$!
 for _ in $(seq 50); do [ -s /tmp/port ] && break; sleep 0.1; done
 satfeedctl add --pid $SP >/dev/null && ok "add server" || bad "add server"
-sfload --rate 300 --duration 4 127.0.0.1:$(cat /tmp/port) >/dev/null ||
+sfload --rate $RATE --duration 4 127.0.0.1:$(cat /tmp/port) >/dev/null ||
 	bad "sfload"
 sleep 0.5
 json=$(satfeedctl show --json)
@@ -83,7 +110,7 @@ for io in splice:splice sendfile:sendfile; do
 	for _ in $(seq 50); do [ -s /tmp/port ] && break; sleep 0.1; done
 	satfeedctl add --pid $SP --send "$member" >/dev/null ||
 		bad "add --send $member"
-	replies=$(sfload --rate 300 --duration 2 --warmup 0 \
+	replies=$(sfload --rate $RATE --duration 2 --warmup 0 \
 		127.0.0.1:$(cat /tmp/port) | sed -n 's/.*replies \([0-9]*\).*/\1/p')
 	sleep 0.3
 	calls=$(satfeedctl show --json | field send calls)
@@ -110,7 +137,7 @@ cost() {
 	for _ in $(seq 50); do [ -s /tmp/port ] && break; sleep 0.1; done
 	satfeedctl add --pid $SP >/dev/null
 	echo 1 > /proc/sys/kernel/bpf_stats_enabled
-	sfload --rate 300 --duration 3 127.0.0.1:$(cat /tmp/port) >/dev/null
+	sfload --rate $RATE --duration 3 127.0.0.1:$(cat /tmp/port) >/dev/null
 	for p in /sys/fs/bpf/satfeed/progs/*; do
 		line=$(bpftool prog show pinned "$p")
 		rt=$(echo "$line" | sed -n 's/.*run_time_ns \([0-9]*\).*/\1/p')
@@ -201,7 +228,7 @@ if satfeed-loader --attach fentry --window $N load >/dev/null; then
 	done
 	for mode in uring uring-ms; do
 		uring_server $mode
-		sfload --rate 300 --duration 3 127.0.0.1:$PORT >/dev/null ||
+		sfload --rate $RATE --duration 3 127.0.0.1:$PORT >/dev/null ||
 			bad "io_uring $mode: sfload"
 		sleep 0.5
 		json=$(satfeedctl show --json --pid $SP)
@@ -220,7 +247,7 @@ if satfeed-loader --attach fentry --window $N load >/dev/null; then
 	done
 	uring_server uring
 	nrates=0
-	for rate in 100 150 200 300 400; do
+	for rate in $URING_RATES; do
 		seq0=$(satfeedctl show --json --pid $SP | seqof send)
 		t0=$(sfvmcheck now)
 		ach=$(sfload --rate $rate --duration 4 --json --no-progress \

@@ -115,11 +115,14 @@ vm_usage() {
 	exit 2
 }
 
-# vm_args 'quick wallclock' "$@": a driver's options.  Always -T SECONDS
-# (sets TIMEOUT; the driver's default stays otherwise), -a 'KEY=val ...'
-# (APPEND, the guest's settings) and -h/--help; with "quick" in the first
-# word --quick (QUICK=1), with "wallclock" the instruction-count clock
-# (ICOUNT, VM_ICOUNT) unless --wallclock.  Anything else: exit 2.
+# vm_args 'quick wallclock' "$@": a driver's options.  Always -G SECONDS
+# (GUEST_LIMIT: the guest's own budget in guest seconds; the driver sets
+# its default), -T SECONDS (TIMEOUT: the wall-clock limit outright instead
+# of the budget scaled by the host's measured speed; see boot.sh), -a
+# 'KEY=val ...' (APPEND, the guest's settings) and -h/--help; with "quick"
+# in the first word --quick (QUICK=1), with "wallclock" the
+# instruction-count clock (ICOUNT, VM_ICOUNT) unless --wallclock.  Anything
+# else: exit 2.
 vm_args() {
 	local opts=" $1 "
 	shift
@@ -135,9 +138,13 @@ vm_args() {
 		--wallclock)
 			[[ $opts == *" wallclock "* ]] || vm_usage "unknown argument '$1'"
 			ICOUNT= ;;
-		-T|-a)
+		-G|-T|-a)
 			[ $# -ge 2 ] || vm_usage "$1 needs a value"
-			if [ "$1" = -T ]; then TIMEOUT=$2; else APPEND=$2; fi
+			case $1 in
+			-G) GUEST_LIMIT=$2 ;;
+			-T) TIMEOUT=$2 ;;
+			*) APPEND=$2 ;;
+			esac
 			shift ;;
 		-h|--help) vm_help; exit 0 ;;
 		*) vm_usage "unknown argument '$1'" ;;
@@ -164,24 +171,87 @@ vm_build_scx() {
 		SCX_VMLINUX_BTF="$VMLINUX" scx >/dev/null
 }
 
+# ---- the host's speed ----
+# Every wall-clock limit of a guest run is scaled from this host's speed,
+# measured in the same run (nothing is cached: a figure from another host,
+# or from this one under another load, would be wrong).  vm_calibrate boots
+# busybox alone with guest/calib.sh as /test.sh under the run's QEMU
+# options, CPUs and memory (about 10-30 s here), and times a fixed piece of
+# guest work, on one CPU and then on every CPU at once, against the host's
+# wall clock.  Under -icount the guest's clock counts instructions, so the
+# ratio wall seconds / guest seconds is how slow this host runs the guest:
+# VM_HOST_FACTOR, the larger of the two phases.  boot.sh scales its limits
+# by it (see its header); the guest's own budget (-G, guest seconds) needs
+# no scaling.  VM_HOST_FACTOR set in the environment is used as it is
+# (e.g. measured once by a caller that boots several guests).
+# Figures: VM_CALIB (one line), also in $VM_DIR/calib-KERNEL-Ncpu.txt.
+vm_calibrate() {
+	local cpus=$1 mem=$2 dir=$VM_DIR/calib log t0
+	if [ -n "${VM_HOST_FACTOR:-}" ]; then
+		VM_CALIB="host factor $VM_HOST_FACTOR (from the environment)"
+		vm_log "$VM_CALIB"
+		return 0
+	fi
+	log=$VM_DIR/calib-console-$VM_KERNEL-${cpus}cpu.log
+	VM_DIR=$dir "$ROOT/tests/vm/mkinitramfs.sh" -o "$dir/initrd.gz" \
+		-t "$ROOT/tests/vm/guest/calib.sh" 2>/dev/null ||
+		vm_die "calibration: cannot build its initramfs"
+	t0=$EPOCHREALTIME
+	# its own limit cannot come from itself: VM_CALIB_TIMEOUT, 600 s
+	VM_DIR=$dir VM_QUIET=1 VM_QEMU_OPTS="${VM_QEMU_OPTS:-}${ICOUNT:+ $ICOUNT}" \
+		"$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$dir/initrd.gz" \
+		-l "$log" -c "$cpus" -m "$mem" -T "${VM_CALIB_TIMEOUT:-600}" \
+		>/dev/null 2>&1 ||
+		vm_die "calibration boot failed (console: $log)"
+	VM_CALIB=$(awk -v t0="$t0" -v cpus="$cpus" '
+		{ l = $0; w = $1; sub(/.* t=/, ""); t = $1 + 0 }
+		l ~ /SATFEED-VM: init up/ { bw = w - t0; bt = t }
+		l ~ /SATFEED-CALIB: begin (one|all)/ { w1 = w; t1 = t }
+		l ~ /SATFEED-CALIB: end one/ { fo = (w - w1) / (t - t1); so = w - w1; go = t - t1 }
+		l ~ /SATFEED-CALIB: end all/ { fa = (w - w1) / (t - t1); sa = w - w1; ga = t - t1 }
+		END {
+			if (!fo || !fa) exit 1
+			f = fo > fa ? fo : fa
+			printf "factor %.2f: boot to /init %.1f s wall (guest %.2f s); 1 CPU busy %.2f s wall for %.2f guest s (%.2f); %d CPUs busy %.2f s wall for %.2f guest s (%.2f)\n",
+				f, bw, bt, so, go, fo, cpus, sa, ga, fa
+		}' "$log.times") || vm_die "calibration: no figures in $log"
+	VM_HOST_FACTOR=${VM_CALIB#factor }
+	VM_HOST_FACTOR=${VM_HOST_FACTOR%%:*}
+	export VM_HOST_FACTOR
+	echo "$VM_KERNEL guest, $cpus CPUs, QEMU TCG${ICOUNT:+ $ICOUNT}: $VM_CALIB" \
+		> "$VM_DIR/calib-$VM_KERNEL-${cpus}cpu.txt"
+	vm_log "host speed: $VM_CALIB"
+	[ -n "$ICOUNT" ] || vm_log "host speed: without -icount the guest's clock is the host's: its limits do not scale"
+}
+
 # vm_boot INITRD GUEST LOG [boot.sh options]: build INITRD (mkinitramfs.sh)
 # from the options in BINS and FILES (-b and -f, arrays) with GUEST as its
 # /test.sh, and boot it (boot.sh) on the guest kernel with the console in
 # LOG, QEMU's instruction-count clock when ICOUNT is set (with any
-# VM_QEMU_OPTS of the caller's) and the boot.sh options given (-T, -a, -c,
-# -m).  INITRD's folder is the run's own VM_DIR (its initramfs tree and
-# console.bad): a driver whose runs may meet another's there gives it a
-# folder of its own.  Sets VM_RC, boot.sh's verdict (0 passed: the caller
-# reads LOG either way), and VM_SECS, the seconds since vm_begin.
+# VM_QEMU_OPTS of the caller's), the driver's GUEST_LIMIT (-G) and TIMEOUT
+# (-T) when set, and the boot.sh options given (-a, -c, -m), after
+# measuring the host's speed (vm_calibrate) with the same CPUs and memory.  INITRD's folder is the run's own VM_DIR (its initramfs
+# tree and console.bad): a driver whose runs may meet another's there gives
+# it a folder of its own.  Sets VM_RC, boot.sh's verdict (0 passed: the
+# caller reads LOG either way), and VM_SECS, the seconds since vm_begin.
 vm_boot() {
-	local initrd=$1 guest=$2 log=$3 dir
+	local initrd=$1 guest=$2 log=$3 dir cpus=2 mem=1024 a i
 	shift 3
 	dir=$(dirname "$initrd")
+	a=("$@")
+	for ((i = 0; i < ${#a[@]} - 1; i++)); do
+		case ${a[i]} in
+		-c) cpus=${a[i + 1]} ;;
+		-m) mem=${a[i + 1]} ;;
+		esac
+	done
+	vm_calibrate "$cpus" "$mem"
 	VM_DIR=$dir "$ROOT/tests/vm/mkinitramfs.sh" -o "$initrd" -t "$guest" \
 		${BINS[@]+"${BINS[@]}"} ${FILES[@]+"${FILES[@]}"}
 	VM_RC=0
 	VM_DIR=$dir VM_QEMU_OPTS="${VM_QEMU_OPTS:-}${ICOUNT:+ $ICOUNT}" \
 		"$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$initrd" \
-		-l "$log" "$@" || VM_RC=$?
+		-l "$log" ${GUEST_LIMIT:+-G "$GUEST_LIMIT"} \
+		${TIMEOUT:+-T "$TIMEOUT"} "$@" || VM_RC=$?
 	VM_SECS=$(( $(date +%s) - VM_START ))
 }

@@ -11,7 +11,15 @@
 #   4. an initramfs with busybox, the engine binaries, sfconsumer,
 #      sfvmcheck, bpftool, bash, the module, guest/test.sh and the check
 #      helpers it sources (guest/checks.sh)
-#   5. boot.sh: QEMU (TCG), verdict from the guest's marker and its dmesg
+#   5. boot.sh: QEMU (TCG) with -icount shift=0 (guest time is the
+#      instruction count: the server's capacity, and so the load levels the
+#      guest derives from it, do not move with the host's speed), verdict
+#      from the guest's marker and its dmesg
+#
+# Limits: the guest's own budget is GUEST_LIMIT guest seconds (-G; a
+# guest that overruns it failed, on any host); the wall-clock limits are
+# that budget scaled by this host's speed, measured first in the same run
+# (vm_calibrate in lib.sh; the factor is printed), up to VM_TIMEOUT_MAX.
 #
 # The engine binaries come from the top-level build ($BUILD, default
 # build/): satfeed-loader satfeedctl sfserver sfload; `make vm-test` builds
@@ -19,15 +27,24 @@
 # development run).
 #
 # Usage: tests/vm/run.sh [--kernel NAME] [--no-engine] [--engine-test FILE]
-#                        [-T SECONDS] [-a 'KEY=val ...']
+#                        [--wallclock] [-G SECONDS] [-T SECONDS]
+#                        [-a 'KEY=val ...']
 #   --kernel NAME       the guest kernel: bpo612 (default; 6.12) or trixie7
 #                       (7.x), as VM_KERNEL=NAME (tests/vm/lib.sh)
 #   --engine-test FILE  a script run inside the guest after the consumer
 #                       checks (as /engine-test.sh), e.g. the engine's own
 #                       end-to-end test; it may use every binary in the image
+#   --wallclock         guest time from the host's clock instead of
+#                       -icount (the capacity then follows the host)
+#   -G SECONDS          the guest's budget, guest seconds (default 400;
+#                       6.12 here: about 150 of guest time)
+#   -T SECONDS          the wall-clock limit outright instead of the
+#                       scaled one
 #   -a                  extra kernel command line words; SF_* words reach
 #                       guest/test.sh as settings (see its header)
-# Environment: VM_DIR (default build/vm), BUILD (default build), VM_TIMEOUT,
+# Environment: VM_DIR (default build/vm), BUILD (default build), VM_TIMEOUT
+# (as -T), VM_TIMEOUT_MAX (the ceiling, boot.sh), VM_HOST_FACTOR (skip the
+# calibration),
 # VM_QUIET=1 (console only in $VM_DIR/console-<kernel>.log), VM_TCG_THREAD,
 # VM_KERNEL.
 # Takes the test lock (/run/lock/satfeed-tests.lock, SF_LOCK) for the run.
@@ -36,13 +53,17 @@ set -euo pipefail
 
 REQUIRE_ENGINE=1
 ENGINE_TEST=$ROOT/tests/vm/engine-test.sh
-TIMEOUT=${VM_TIMEOUT:-240}
+TIMEOUT=${VM_TIMEOUT:-}
+GUEST_LIMIT=400
+ICOUNT=$VM_ICOUNT
 APPEND=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) vm_select_kernel "$2"; shift ;;
 	--no-engine) REQUIRE_ENGINE=0 ;;
 	--engine-test) ENGINE_TEST=$2; shift ;;
+	--wallclock) ICOUNT= ;;
+	-G) GUEST_LIMIT=$2; shift ;;
 	-T) TIMEOUT=$2; shift ;;
 	-a) APPEND=$2; shift ;;
 	-h|--help) vm_help; exit 0 ;;
@@ -97,9 +118,9 @@ FILES=(-f "$ROOT/kmod-example/satfeed_consumer.ko:/lib/satfeed/"
 [ -n "$ENGINE_TEST" ] && FILES+=(-f "$ENGINE_TEST:/engine-test.sh")
 
 vm_boot "$VM_DIR/initrd.gz" "$ROOT/tests/vm/guest/test.sh" "$LOG" \
-	-T "$TIMEOUT" -a "$APPEND"
+	-a "$APPEND"
 rc=$VM_RC
-grep -E '^# (engine-test: (cost|skipped|check|io_uring)|concurrency: |uclamp\.min at )' "$LOG" |
+grep -E '^# (engine-test: (cost|skipped|check|io_uring|rates)|concurrency: |uclamp\.min at |(low|high) rate: |level at )' "$LOG" |
 	sed 's/^# /vm: /' >&2 || true
 vm_log "whole vm test: $VM_SECS s"
 exit $rc

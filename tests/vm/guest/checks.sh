@@ -36,6 +36,43 @@ wait_for() {
 		sleep 0.1
 	done
 }
+# ---- load levels from the capacity measured in this boot ----
+# A guest's speed is not a constant: under QEMU -icount it follows the
+# instruction count (the same on every host), without -icount the host's
+# speed, and either way the kernel and the server's code.  So a rate a
+# guest test drives is a share of the capacity measured in the same boot
+# (as tests/validate does on the host), never a fixed req/s.
+#
+# capacity PORT OFFER [SFLOAD_ARGS...]: the rate (whole req/s) the server on
+# 127.0.0.1:PORT answers at when offered OFFER req/s, more than it can
+# serve: sfload's served_rps over 1.5 s after 0.3 s of warmup, on one
+# connection unless SFLOAD_ARGS say otherwise.  Empty output: no figure.
+capacity() {
+	local port=$1 offer=$2
+	shift 2
+	sfload --rate "$offer" -d 1.5 -W 0.3 -D 0.5 --json --no-progress "$@" \
+		127.0.0.1:"$port" | sed -n 's/.*"served_rps":\([0-9]*\).*/\1/p'
+}
+# share CAPACITY PERCENT: PERCENT % (decimals allowed) of CAPACITY in whole
+# req/s, at least 1
+share() {
+	awk -v c="$1" -v p="$2" 'BEGIN { r = int(c * p / 100); print (r < 1 ? 1 : r) }'
+}
+# set_rate VAR NAME FIXED CAPACITY PERCENT: VAR = the rate of load level
+# NAME: FIXED when the run set one (SF_*_RATE, for experiments), else
+# PERCENT % of CAPACITY; noted either way
+set_rate() {
+	local r
+	if [ -n "$3" ]; then
+		r=$3
+		note "$2 rate: $r req/s (fixed by the settings)"
+	else
+		r=$(share "$4" "$5")
+		note "$2 rate: $r req/s ($5% of the measured capacity, $4 req/s)"
+	fi
+	printf -v "$1" %s "$r"
+}
+
 checks_done() {
 	echo "guest: $n_ok passed, $n_fail failed"
 	[ "$n_fail" = 0 ] && [ "$n" -gt 0 ]

@@ -24,7 +24,14 @@
 #   SF_REQUIRE_ENGINE=1  the engine binaries must be present (default 1;
 #                        0 for module-only development runs)
 #   SF_WINDOW=64         engine window (small, so windows close quickly)
-#   SF_LOW_RATE=100 SF_HIGH_RATE=1200 SF_WORK_US=400  the two load levels
+#   SF_LOW_SHARE=5 SF_HIGH_SHARE=55  the two load levels, in % of the
+#                        server's capacity measured in this boot (one
+#                        connection, so one server thread does the work:
+#                        at most 1e6/SF_WORK_US req/s); the same load on
+#                        every host.  Under -icount (run.sh) the capacity
+#                        is about 2000 req/s, so about 100 and 1100 req/s
+#   SF_LOW_RATE= SF_HIGH_RATE=  fixed rates instead (experiments only)
+#   SF_WORK_US=400       the server's work per request
 #   SF_DURATION=2        seconds of measured load per run
 #   SF_SERVER_THREADS=2  sfserver's threads (the uclamp action clamps each)
 #   SF_UCLAMP=0|1        the kernel has CONFIG_UCLAMP_TASK (run.sh reads it
@@ -39,8 +46,8 @@ ROOT=/sys/fs/bpf/satfeed
 PINS=/sys/fs/bpf/satfeed_consumer
 REQUIRE_ENGINE=${SF_REQUIRE_ENGINE:-1}
 WINDOW=${SF_WINDOW:-64}
-LOW_RATE=${SF_LOW_RATE:-100}
-HIGH_RATE=${SF_HIGH_RATE:-1200}
+LOW_SHARE=${SF_LOW_SHARE:-5}
+HIGH_SHARE=${SF_HIGH_SHARE:-55}
 WORK_US=${SF_WORK_US:-400}
 DURATION=${SF_DURATION:-2}
 SERVER_THREADS=${SF_SERVER_THREADS:-2}
@@ -162,6 +169,13 @@ pull_settled() { sleep 0.1; sfvmcheck pull "$SLOT"; }
 
 start_server
 check "sfserver listens (port ${PORT:-?})" test -n "${PORT:-}"
+# the load levels: shares of what the server answers here, offered twice
+# what one thread can serve
+CAPACITY=$(capacity "${PORT:-0}" $((2000000 / WORK_US)))
+check "the server's capacity measured (${CAPACITY:-none} req/s at $WORK_US us of work)" \
+	test "${CAPACITY:-0}" -gt 0
+set_rate LOW_RATE low "${SF_LOW_RATE:-}" "${CAPACITY:-0}" "$LOW_SHARE"
+set_rate HIGH_RATE high "${SF_HIGH_RATE:-}" "${CAPACITY:-0}" "$HIGH_SHARE"
 
 # ---- engine in its default attach mode (fentry on this kernel) ----
 check "satfeed-loader load (window $WINDOW)" satfeed-loader --window "$WINDOW" load
@@ -374,7 +388,7 @@ check "module gone" module_gone
 if [ -x /engine-test.sh ]; then
 	check "the engine's own test (/engine-test.sh)" /engine-test.sh
 	# its figures (e.g. BPF cost per attach mode) are worth seeing on pass
-	grep -E '^(engine-test: (cost|served|skipped|check|io_uring)|concurrency: )' \
+	grep -E '^(engine-test: (cost|served|skipped|check|io_uring|rates)|concurrency: )' \
 		/tmp/check.out | sed 's/^/# /'
 fi
 
