@@ -13,11 +13,13 @@
 # Limits.  Two clocks, two limits:
 #   - the guest's: -G SECONDS of guest time for /test.sh (guest/init stops
 #     it past that: the guest's own failure).  Under QEMU -icount guest time
-#     is the instruction count, the same on every host.
+#     is the instruction count, the same on every host; without -icount in
+#     VM_QEMU_OPTS the guest's clock is the host's, so the guest gets
+#     G * max(F, 1) seconds instead.
 #   - the host's, wall clock, from this host's measured speed: with
 #     VM_HOST_FACTOR=F (wall seconds per guest second, measured by
 #     vm_calibrate in lib.sh), QEMU is stopped after
-#         (G + 60) * max(F, 1) * 2 seconds, or
+#         (G + 60) * max(F, 1) * 3 seconds, or
 #         3 * 20 * max(F, 1) + 60 seconds without a console line
 #     (the guest prints a heartbeat every 20 guest seconds), never after
 #     more than VM_TIMEOUT_MAX (default 5400) seconds.  -T SECONDS sets the
@@ -83,8 +85,8 @@ f1=$(awk -v f="${FACTOR:-1}" 'BEGIN { print (f > 1 ? f : 1) }')
 if [ -n "$TIMEOUT" ]; then
 	how="-T"
 elif [ "$GUEST_LIMIT" -gt 0 ] && [ -n "$FACTOR" ]; then
-	TIMEOUT=$(awk -v g="$GUEST_LIMIT" -v f="$f1" 'BEGIN { printf "%d", (g + 60) * f * 2 }')
-	how="(${GUEST_LIMIT} + 60) guest s x factor $FACTOR x 2"
+	TIMEOUT=$(awk -v g="$GUEST_LIMIT" -v f="$f1" 'BEGIN { printf "%d", (g + 60) * f * 3 }')
+	how="(${GUEST_LIMIT} + 60) guest s x factor $FACTOR x 3"
 else
 	TIMEOUT=$CEILING
 	how="VM_TIMEOUT_MAX, no guest limit or host factor"
@@ -96,7 +98,12 @@ STALL=$(awk -v f="$f1" -v b=$HEARTBEAT 'BEGIN { printf "%d", 3 * b * f + 60 }')
 # hangs after a WARN still shows it.  panic=-1 + -no-reboot: a panic ends
 # QEMU at once instead of waiting for the timeout.
 APPEND="console=ttyS0 loglevel=5 panic=-1 SF_HEARTBEAT=$HEARTBEAT"
-[ "$GUEST_LIMIT" -gt 0 ] && APPEND="$APPEND SF_GUEST_LIMIT=$GUEST_LIMIT"
+# the guest's own limit: guest seconds under -icount; on the host's clock
+# without it, where the same work takes F times as long
+GLIMIT=$GUEST_LIMIT
+[[ " ${VM_QEMU_OPTS:-} " == *" -icount "* ]] ||
+	GLIMIT=$(awk -v g="$GUEST_LIMIT" -v f="$f1" 'BEGIN { printf "%d", g * f + 0.999 }')
+[ "$GLIMIT" -gt 0 ] && APPEND="$APPEND SF_GUEST_LIMIT=$GLIMIT"
 # the host's factor, for the guest's notes (its waits are in guest time)
 [ -n "$FACTOR" ] && APPEND="$APPEND SF_HOST_FACTOR=$FACTOR"
 APPEND="$APPEND $APPEND_EXTRA"
@@ -104,7 +111,7 @@ mkdir -p "$(dirname "$LOG")"
 TIMES=$LOG.times
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-vm_log "booting $(basename "$VMLINUZ"): wall limit ${TIMEOUT}s ($how), ${STALL}s without output; guest limit ${GUEST_LIMIT}s: $APPEND"
+vm_log "booting $(basename "$VMLINUZ"): wall limit ${TIMEOUT}s ($how), ${STALL}s without output; guest limit ${GLIMIT}s: $APPEND"
 
 # console: read the guest's lines (LOG, stdout, LOG.times) and watch the
 # two wall-clock limits; past one, stop QEMU and say which in $WORK/killed
@@ -139,7 +146,7 @@ console() {
 		fi
 		qpid=$(cat "$WORK/qemu.pid" 2>/dev/null) || continue
 		kill -TERM "$qpid" 2>/dev/null
-		( sleep 5; kill -KILL "$qpid" 2>/dev/null ) &
+		( sleep 5; kill -KILL "$qpid" 2>/dev/null ) 9>&- &
 	done
 	[ -z "$part" ] || printf '%s\n' "$part" >&3
 }
@@ -173,7 +180,7 @@ case $killed in
 limit*)
 	if [ "$nfail" = 0 ]; then
 		cause="host slowness"
-		reasons+=("host too slow: the wall-clock limit (${TIMEOUT}s: $how) ran out while the guest was still running and passing ($progress, last output ${killed#limit }s before); the host is slower than calibrated: run again on a quieter host or raise -T / VM_TIMEOUT_MAX")
+		reasons+=("host too slow: the wall-clock limit (${TIMEOUT}s: $how) ran out while the guest was still running and passing ($progress, last output ${killed#limit }s before): not a failed check; the host ran slower than measured (a load that came after the calibration?): run again on a quieter host, or raise -T / VM_TIMEOUT_MAX")
 	else
 		cause="failed checks"
 		reasons+=("the wall-clock limit (${TIMEOUT}s) ran out after checks had failed ($progress)")
@@ -192,7 +199,7 @@ if [ -z "$killed" ] && [ "$qrc" != 0 ]; then
 fi
 if grep -q '^SATFEED-VM: guest time limit' "$LOG"; then
 	cause=${cause:-guest time limit}
-	reasons+=("the guest's own time limit (${GUEST_LIMIT}s of guest time) ran out: its work took longer than budgeted, on any host")
+	reasons+=("the guest's own time limit (${GLIMIT}s of guest time) ran out: its work took longer than budgeted, on any host")
 fi
 grep -q '^SATFEED-VM-RESULT: PASS' "$LOG" || {
 	reasons+=("no PASS marker from the guest test"); fail=1; }

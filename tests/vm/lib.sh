@@ -176,13 +176,14 @@ vm_build_scx() {
 # measured in the same run (nothing is cached: a figure from another host,
 # or from this one under another load, would be wrong).  vm_calibrate boots
 # busybox alone with guest/calib.sh as /test.sh under the run's QEMU
-# options, CPUs and memory (about 10-30 s here), and times a fixed piece of
-# guest work, on one CPU and then on every CPU at once, against the host's
-# wall clock.  Under -icount the guest's clock counts instructions, so the
-# ratio wall seconds / guest seconds is how slow this host runs the guest:
-# VM_HOST_FACTOR, the larger of the two phases.  boot.sh scales its limits
-# by it (see its header); the guest's own budget (-G, guest seconds) needs
-# no scaling.  VM_HOST_FACTOR set in the environment is used as it is
+# options, CPUs and memory, always with -icount (about 20 s here), and
+# times a fixed piece of guest work, on one CPU and then on every CPU at
+# once, against the host's wall clock.  Under -icount the guest's clock
+# counts instructions, so the ratio wall seconds / guest seconds is how
+# slow this host runs the guest: VM_HOST_FACTOR, the larger of the two
+# phases.  boot.sh scales its limits by it (see its header): the guest's
+# own budget (-G, guest seconds under -icount) needs no scaling under
+# -icount, and is scaled too on a run on the host's clock.  VM_HOST_FACTOR set in the environment is used as it is
 # (e.g. measured once by a caller that boots several guests).
 # Figures: VM_CALIB (one line), also in $VM_DIR/calib-KERNEL-Ncpu.txt.
 vm_calibrate() {
@@ -198,7 +199,7 @@ vm_calibrate() {
 		vm_die "calibration: cannot build its initramfs"
 	t0=$EPOCHREALTIME
 	# its own limit cannot come from itself: VM_CALIB_TIMEOUT, 600 s
-	VM_DIR=$dir VM_QUIET=1 VM_QEMU_OPTS="${VM_QEMU_OPTS:-}${ICOUNT:+ $ICOUNT}" \
+	VM_DIR=$dir VM_QUIET=1 VM_QEMU_OPTS="${VM_QEMU_OPTS:-} $VM_ICOUNT" \
 		"$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$dir/initrd.gz" \
 		-l "$log" -c "$cpus" -m "$mem" -T "${VM_CALIB_TIMEOUT:-600}" \
 		>/dev/null 2>&1 ||
@@ -218,10 +219,9 @@ vm_calibrate() {
 	VM_HOST_FACTOR=${VM_CALIB#factor }
 	VM_HOST_FACTOR=${VM_HOST_FACTOR%%:*}
 	export VM_HOST_FACTOR
-	echo "$VM_KERNEL guest, $cpus CPUs, QEMU TCG${ICOUNT:+ $ICOUNT}: $VM_CALIB" \
+	echo "$VM_KERNEL guest, $cpus CPUs, QEMU TCG $VM_ICOUNT: $VM_CALIB" \
 		> "$VM_DIR/calib-$VM_KERNEL-${cpus}cpu.txt"
 	vm_log "host speed: $VM_CALIB"
-	[ -n "$ICOUNT" ] || vm_log "host speed: without -icount the guest's clock is the host's: its limits do not scale"
 }
 
 # vm_boot INITRD GUEST LOG [boot.sh options]: build INITRD (mkinitramfs.sh)
