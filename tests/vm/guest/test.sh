@@ -28,9 +28,10 @@
 #                        server's capacity measured in this boot (one
 #                        connection, so one server thread does the work:
 #                        at most 1e6/SF_WORK_US req/s); the same load on
-#                        every host.  Under -icount the capacity is about
-#                        2270 req/s (so 113 and 1249 req/s); on the host's
-#                        clock (run.sh's default) it follows the host
+#                        every host.  On the host's clock (run.sh's
+#                        default) it follows the host: 1375 req/s here on
+#                        a loaded host (so 68 and 756 req/s; level 0 and
+#                        38); under -icount about 2270 req/s
 #   SF_LOW_RATE= SF_HIGH_RATE=  fixed rates instead (experiments only)
 #   SF_WORK_US=400       the server's work per request
 #   SF_DURATION=2        seconds of measured load per run
