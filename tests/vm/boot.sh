@@ -111,12 +111,13 @@ mkdir -p "$(dirname "$LOG")"
 TIMES=$LOG.times
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-vm_log "booting $(basename "$VMLINUZ"): wall limit ${TIMEOUT}s ($how), ${STALL}s without output; guest limit ${GLIMIT}s: $APPEND"
+vm_log "booting $(basename "$VMLINUZ"): wall limit ${TIMEOUT}s ($how)," \
+	"${STALL}s without output; guest limit ${GLIMIT}s: $APPEND"
 
 # console: read the guest's lines (LOG, stdout, LOG.times) and watch the
 # two wall-clock limits; past one, stop QEMU and say which in $WORK/killed
 console() {
-	local line part= now start=$EPOCHSECONDS last=$EPOCHSECONDS qpid rc
+	local line part='' now start=$EPOCHSECONDS last=$EPOCHSECONDS qpid rc
 	exec 3> "$LOG" 4> "$TIMES"
 	while :; do
 		IFS= read -r -t 2 line && rc=0 || rc=$?
@@ -180,7 +181,13 @@ case $killed in
 limit*)
 	if [ "$nfail" = 0 ]; then
 		cause="host slowness"
-		reasons+=("host too slow: the wall-clock limit (${TIMEOUT}s: $how) ran out while the guest was still running and passing ($progress, last output ${killed#limit }s before): not a failed check; the host ran slower than measured (a load that came after the calibration?): run again on a quieter host, or raise -T / VM_TIMEOUT_MAX")
+		r="host too slow: the wall-clock limit (${TIMEOUT}s: $how)"
+		r+=" ran out while the guest was still running and passing"
+		r+=" ($progress, last output ${killed#limit }s before):"
+		r+=" not a failed check; the host ran slower than measured"
+		r+=" (a load that came after the calibration?): run again on"
+		r+=" a quieter host, or raise -T / VM_TIMEOUT_MAX"
+		reasons+=("$r")
 	else
 		cause="failed checks"
 		reasons+=("the wall-clock limit (${TIMEOUT}s) ran out after checks had failed ($progress)")
