@@ -7,8 +7,9 @@
  * integer over a power of ten ("%llu.%09llu" for nanoseconds as seconds), a
  * decimal that a parser rounds once, to the double nearest the exact value.
  * A family's samples must be contiguous in both formats, so the targets are
- * read first into rows of the figures printed, then written family by
- * family.
+ * read first, a reading each (sf_reading.h), then written family by family
+ * (the targets' families: sf_metrics_targets.c; the engine's and the
+ * programs' here).
  */
 #define _GNU_SOURCE
 #include <errno.h>
