@@ -52,14 +52,16 @@ PROGS := $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl \
 	 $(OUTPUT)/sfserver $(OUTPUT)/sfload
 TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_sat_rules \
 	      $(OUTPUT)/test_kernel \
-	      $(OUTPUT)/sfbench $(OUTPUT)/test_escape $(OUTPUT)/sf_recursion.bpf.o \
+	      $(OUTPUT)/sfbench $(OUTPUT)/test_escape $(OUTPUT)/test_reading \
+	      $(OUTPUT)/sf_recursion.bpf.o \
 	      $(OUTPUT)/sfcompat32
 
 # libsatfeed: the user-space side of the consumer contract, linked into
 # every tool and test that opens satfeed's maps
 LIB_OBJ := $(addprefix $(OUTPUT)/,sf_common.o sf_pins.o sf_target.o sf_progstats.o \
 	   sf_selector.o sf_carry.o sf_check.o sf_proc.o sf_root.o \
-	   sf_saferoot.o sf_escape.o sf_metrics.o sf_figures.o sf_select.o)
+	   sf_saferoot.o sf_escape.o sf_metrics.o sf_metrics_targets.o \
+	   sf_reading.o sf_figures.o sf_select.o)
 # satfeedctl export: the exposition, the textfile and the loop; the HTTP side
 EXPORT_OBJ := $(addprefix $(OUTPUT)/,sf_export.o sf_export_http.o)
 # the engine's program selection and attach order, and the understudy
@@ -211,6 +213,10 @@ $(OUTPUT)/test_sat_rules: $(OUTPUT)/test_sat_rules.o
 $(OUTPUT)/test_escape: $(OUTPUT)/test_escape.o $(OUTPUT)/sf_escape.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
+
+$(OUTPUT)/test_reading: $(OUTPUT)/test_reading.o $(LIB_OBJ)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_BPF) -o $@
 
 # test_kernel runs it (and test_cli.sh, and the guest): a 32-bit target,
 # static so that the guest needs no 32-bit libraries (gcc-multilib)

@@ -33,6 +33,7 @@ suites=(
 	"$B/test_window_math"
 	"$B/test_sat_rules"
 	"$B/test_escape"
+	"$B/test_reading"
 	"sf_run_locked $B/test_kernel"
 	"bash tests/e2e/test_tools.sh"
 	"bash tests/e2e/test_cli.sh"

@@ -207,7 +207,18 @@ int sf_export_run(const struct sf_export_opts *o)
 	signal(SIGPIPE, SIG_IGN);
 	e.http.ctx = &e;
 	if (o->listen) {
-		err = sf_http_listen(&e.http, o->listen, o->allow_remote);
+		char addr[80];
+		const char *listen = o->listen;
+
+		/* ":PORT": the default address (loopback) on that port */
+		if (listen[0] == ':' && strlen(listen) < sizeof(addr) - 16) {
+			snprintf(addr, sizeof(addr), "%.*s%s",
+				 (int)(strrchr(SF_EXPORT_DEFAULT_LISTEN, ':') -
+				       SF_EXPORT_DEFAULT_LISTEN),
+				 SF_EXPORT_DEFAULT_LISTEN, listen);
+			listen = addr;
+		}
+		err = sf_http_listen(&e.http, listen, o->allow_remote);
 		if (err)
 			goto cleanup;
 	}

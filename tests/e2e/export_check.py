@@ -28,6 +28,21 @@
       "status S ms T"
   latency URL N
       N scrapes one after the other; prints the mean and the maximum in ms
+  unique FILE
+      every sample of the exposition in FILE names a series once (the
+      same metric name and labels on two lines is a failure)
+  reading SHOW_JSON FILE
+      the verdict and headline figures of every target of show --json
+      (its "saturation" and "reading") equal the exposition in FILE read
+      just after: state set, level, reasons, stale, each figure's exact
+      value and window, its age no less than show's and at most 10 s more
+  promql PROM DOC
+      every ```promql block of DOC (docs/prometheus.md) is a query that
+      Prometheus evaluates without an error; one after a line
+      "<!-- check: share -->" gives values from 0 to 1 only, one after
+      "<!-- check: some -->" at least one series
+  alert PROM NAME TARGET
+      the state of alert NAME for target TARGET: pending, firing or none
 
 Every value is compared as the double the exposition's decimal parses to:
 the exporter prints an exact decimal (an integer over a power of ten),
@@ -38,11 +53,14 @@ Fraction, rounded once.
 """
 import http.client
 import json
+import re
 import socket
 import sys
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
+from decimal import Decimal
 from fractions import Fraction
 
 STREAMS = ("send", "recv", "poll")
@@ -191,6 +209,146 @@ def latency(url, n):
     print("mean_ms %.2f max_ms %.2f" % (sum(times) / n, max(times)))
 
 
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?')
+
+
+def samples(path):
+    """[(name, {labels}, value text)] of an exposition file."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            m = SAMPLE.match(line)
+            if not m:
+                raise SystemExit("not a sample: %r" % line)
+            labels = dict(LABEL.findall(m.group(3) or ""))
+            out.append((m.group(1), labels, m.group(4)))
+    return out
+
+
+def unique(path):
+    seen, fails = {}, 0
+    for name, labels, _ in samples(path):
+        key = (name, tuple(sorted(labels.items())))
+        if key in seen:
+            print("FAIL twice: %s%s" % (name, labels))
+            fails += 1
+        seen[key] = True
+    print("%d series, %d twice" % (len(seen), fails))
+    return fails
+
+
+# show --json's "reading" keys and the exporter's gauge of each
+FIGURES = {
+    "idle": "satfeed_idle_ratio",
+    "send_rate": "satfeed_send_rate_per_second",
+    "recv_rate": "satfeed_recv_rate_per_second",
+    "send_cv2": "satfeed_send_dispersion_ratio",
+    "recv_cv2": "satfeed_recv_dispersion_ratio",
+    "wps": "satfeed_waits_per_send",
+}
+REASONS = ("wps_full", "wps_near", "idle_full", "idle_near", "cv2_rise")
+LEVELS = {"unknown": 0, "ok": 1, "near": 2, "full": 3}
+
+
+def reading(show_path, path):
+    with open(show_path) as f:
+        show = json.load(f, parse_float=Decimal)
+    exp = {}
+    for name, labels, v in samples(path):
+        if "slot" in labels:
+            key = (labels["slot"], labels["gen"])
+            extra = labels.get("state") or labels.get("rule") or \
+                labels.get("figure") or labels.get("stream")
+            exp[(name, key, extra)] = v
+    fails = checked = 0
+
+    def check(what, got, want):
+        nonlocal fails, checked
+        checked += 1
+        if got != want:
+            print("FAIL %s: exported %s, show --json %s" % (what, got, want))
+            fails += 1
+
+    for t in show["targets"]:
+        key = (str(t["slot"]), str(t["gen"]))
+        sat, rd = t["saturation"], t["reading"]
+        name = "slot %s gen %s" % key
+        if set(rd) != set(FIGURES):
+            print("FAIL %s: reading has %s" % (name, sorted(rd)))
+            fails += 1
+        for st in list(LEVELS) + ["gone"]:
+            check("%s state %s" % (name, st),
+                  exp.get(("satfeed_saturation_state", key, st)),
+                  "1" if sat["state"] == st else "0")
+        if sat["state"] == "gone":
+            check(name + " gone: no level",
+                  exp.get(("satfeed_saturation_level", key, None)), None)
+            continue
+        check(name + " level", exp.get(("satfeed_saturation_level", key,
+                                        None)), str(LEVELS[sat["state"]]))
+        for r in REASONS:
+            check("%s reason %s" % (name, r),
+                  exp.get(("satfeed_saturation_reason", key, r)),
+                  "1" if r in sat["reasons"] else "0")
+        if sat["state"] != "unknown":
+            check(name + " stale",
+                  exp.get(("satfeed_saturation_stale", key, None)),
+                  "1" if sat["stale"] else "0")
+        for fig, metric in FIGURES.items():
+            f = rd.get(fig)
+            got = exp.get((metric, key, None))
+            if f is None:
+                check("%s %s absent" % (name, fig), got, None)
+                continue
+            check("%s %s value" % (name, fig),
+                  None if got is None else Decimal(got), f["value"])
+            for w in ("partial", "stale"):
+                check("%s %s %s" % (name, fig, w),
+                      exp.get(("satfeed_figure_" + w, key, fig)),
+                      "1" if f["window"] == w else "0")
+            age = exp.get(("satfeed_figure_age_seconds", key, fig))
+            d = None if age is None else \
+                Decimal(age) * 10**9 - f["age_ns"]
+            check("%s %s age: exported - show in [0, 10 s]" % (name, fig),
+                  d is not None and 0 <= d <= 10 * 10**9, True)
+    print("targets %d checked %d" % (len(show["targets"]), checked))
+    return fails
+
+
+def promql(prom, doc):
+    text = open(doc).read()
+    blocks = re.findall(r'(<!-- check: (\w+) -->\s*)?```promql\n(.*?)```',
+                        text, re.S)
+    fails = 0
+    for _, check, q in blocks:
+        try:
+            result = query(prom, q.strip())
+        except (urllib.error.HTTPError, SystemExit) as e:
+            print("FAIL %r: %s" % (q.strip(), e))
+            fails += 1
+            continue
+        values = [float(r["value"][1]) for r in result]
+        if check == "share" and any(not 0 <= v <= 1 for v in values):
+            print("FAIL %r: a share outside 0..1: %s" % (q.strip(), values))
+            fails += 1
+        if check == "some" and not values:
+            print("FAIL %r: no series" % q.strip())
+            fails += 1
+    print("examples %d checked" % len(blocks))
+    return fails if blocks else 1
+
+
+def alert(prom, name, target):
+    for r in query(prom, 'ALERTS{alertname="%s",target="%s"}' %
+                   (name, target)):
+        return r["metric"]["alertstate"]
+    return "none"
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "fetch":
@@ -223,6 +381,14 @@ def main():
         slow(args[0], *map(int, args[1:4]))
     elif cmd == "latency":
         latency(args[0], int(args[1]))
+    elif cmd == "unique":
+        sys.exit(1 if unique(args[0]) else 0)
+    elif cmd == "reading":
+        sys.exit(1 if reading(*args) else 0)
+    elif cmd == "promql":
+        sys.exit(1 if promql(*args) else 0)
+    elif cmd == "alert":
+        print(alert(*args))
     else:
         raise SystemExit("unknown command " + cmd)
 

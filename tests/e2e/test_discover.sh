@@ -315,5 +315,80 @@ else
 	sf_fail "sfserver for the already-watched case started"
 fi
 
+######################################################################
+sf_log "--- a master whose workers do the I/O (prefork.py, as nginx) ---"
+PREFORK=$SF_REPO/tests/e2e/prefork.py
+# start_prefork NAME [CGROUP_DIR]: a master and 2 workers ($MASTER, $PPORT),
+# in CGROUP_DIR from the start when given
+start_prefork() {
+	rm -f "$SF_TMP/$1.port"
+	if [ -n "${2:-}" ]; then
+		sf_bg sh -c 'echo $$ >"$1/cgroup.procs" && exec python3 "$2" serve "$3" 2' \
+			_ "$2" "$PREFORK" "$SF_TMP/$1.port"
+	else
+		sf_bg python3 "$PREFORK" serve "$SF_TMP/$1.port" 2
+	fi
+	MASTER=$BG_PID
+	for _ in $(seq 1 50); do
+		[ -s "$SF_TMP/$1.port" ] && break
+		sleep 0.1
+	done
+	PPORT=$(cat "$SF_TMP/$1.port" 2>/dev/null)
+	WORKERS=$(cat /proc/$MASTER/task/*/children 2>/dev/null | tr ' ' '\n' | grep . | sort -n | tr '\n' ' ' | sed 's/ $//')
+	[ -n "$PPORT" ] && [ "$(wc -w <<<"$WORKERS")" = 2 ]
+}
+# the test's cgroup holds the test too: not the master's own
+if start_prefork shared; then
+	sf_bg python3 "$PREFORK" load "$PPORT" 4000 4
+	LOADP=$BG_PID
+	ASSERT_OK "discover --pid MASTER, its cgroup shared" "$CTL" discover --pid "$MASTER" --seconds 1.5 --json
+	J=$OUT
+	wait "$LOADP"
+	ASSERT_EQ "shared cgroup: the workers named" "$WORKERS" \
+		"$(jget "$J" '" ".join(str(w["pid"]) for w in sorted(j["workers"], key=lambda w: w["pid"]))')"
+	ASSERT_EQ "shared cgroup: watch the workers" workers "$(jget "$J" 'j["watch"]')"
+	ASSERT_EQ "shared cgroup: recommended from their calls" "sendto recvfrom epoll_wait" \
+		"$(jget "$J" '" ".join(",".join(j["recommended"][f]["syscalls"]) for f in ("send", "recv", "poll"))')"
+	ASSERT_MATCH "shared cgroup: the add line names each worker, not the master" \
+		"add $(sed 's/[0-9]*/--pid &/g' <<<"$WORKERS") --send sendto" "$(jget "$J" 'j["add"]')"
+	targets_empty "after discover of a master"
+	ASSERT_OK "discover --pid MASTER (text)" "$CTL" discover --pid "$MASTER" --seconds 0.5
+	ASSERT_MATCH "text: the master and its workers listed" \
+		"pid $MASTER has 2 child processes.*pid [0-9]+ python3 \(worker\)" "$(tr '\n' ' ' <<<"$OUT")"
+	sf_bg python3 "$PREFORK" load "$PPORT" 4000 4
+	LOADP=$BG_PID
+	ASSERT_OK "add --auto --pid MASTER, its cgroup shared" "$CTL" add --auto --pid "$MASTER" --seconds 1.5
+	wait "$LOADP"
+	ASSERT_MATCH "add --auto: says the workers do the I/O" "the workers do the I/O" "$OUT"
+	ASSERT_EQ "add --auto: the workers watched, the master not" "$WORKERS" \
+		"$(jget "$("$CTL" targets --json)" '" ".join(str(t["pid"]) for t in sorted(j["targets"], key=lambda t: t["pid"]))')"
+	ASSERT_OK "remove the workers" "$CTL" remove --all
+	sf_kill "$MASTER"
+else
+	sf_fail "prefork.py with 2 workers started"
+fi
+if ! sf_cgroup_make "satfeed-prefork-$$"; then
+	sf_fail "mkdir a cgroup for the master"
+elif start_prefork own "$CG_DIR"; then
+	sf_bg python3 "$PREFORK" load "$PPORT" 4000 4
+	LOADP=$BG_PID
+	ASSERT_OK "add --auto --pid MASTER, in a cgroup of its own" "$CTL" add --auto --pid "$MASTER" --seconds 1.5
+	wait "$LOADP"
+	ASSERT_MATCH "own cgroup: says so" "cgroup $CG_DIR holds pid $MASTER and its descendants only" "$OUT"
+	ASSERT_MATCH "own cgroup: ran add --cgroup" "running: satfeedctl add --cgroup $CG_DIR --send sendto --recv recvfrom --poll epoll_wait" "$OUT"
+	J=$("$CTL" show --json)
+	ASSERT_EQ "own cgroup: one target, the cgroup" "1 $(stat -c %i "$CG_DIR")" \
+		"$(jget "$J" '"%d %s" % (len(j["targets"]), j["targets"][0].get("cgroup"))')"
+	C0=$(jget "$J" 'j["targets"][0]["send"]["calls"]')
+	ASSERT_OK "1000 requests to the workers" python3 "$PREFORK" load "$PPORT" 1000 2
+	sleep 0.3
+	ASSERT_EQ "own cgroup: every response counted, whichever worker sent it" 1000 \
+		"$(($(jget "$("$CTL" show --json)" 'j["targets"][0]["send"]["calls"]') - C0))"
+	ASSERT_OK "remove the cgroup" "$CTL" remove --cgroup "$CG_DIR"
+	sf_kill "$MASTER"
+else
+	sf_fail "prefork.py in its own cgroup started"
+fi
+
 ASSERT_OK "unload" "$LOADER" unload
 sf_finish

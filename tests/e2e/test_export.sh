@@ -18,6 +18,9 @@
 #  - --textfile for node_exporter's textfile collector, written atomically;
 #  - the engine unloaded and reloaded mid-run, and an ABI mismatch:
 #    satfeed_up 0 meanwhile, the figures back after;
+#  - the verdict and figures equal show --json's, a cgroup re-created at
+#    the same path, the alert rules fired and resolved, the PromQL
+#    examples of docs/prometheus.md (export_verdict.sh);
 #  - the systemd units as make install writes them, and the exporter with
 #    the one capability its unit leaves it;
 #  - the exporter's CPU and memory under a 1 s scrape of 64 targets
@@ -187,12 +190,12 @@ ASSERT_EQ "63 idle targets added" 63 "$added"
 scrape "$URL"
 ASSERT_EQ "64 targets exported" 64 "$(value satfeed_targets)"
 ASSERT_EQ "192 streams exported" 192 "$(grep -c '^satfeed_calls_total{' <<<"$BODY")"
-ASSERT_EQ "the target labels" 1 \
-	"$(value "satfeed_target_info\{kind=\"pid\",target=\"$SRV\",comm=\"sfserver\",slot=\"[0-9]+\",syscalls=\"[a-z0-9_,]+\"\}")"
+ASSERT_EQ "the target labels: who, and which instance (slot, gen)" 1 \
+	"$(value "satfeed_target_info\{kind=\"pid\",target=\"$SRV\",comm=\"sfserver\",slot=\"[0-9]+\",gen=\"[0-9]+\",syscalls=\"[a-z0-9_,]+\"\}")"
 
 ODD_LABEL='comm="q\"b\\\\c\\x0ad\\xff"'
 ASSERT_EQ "odd comm: escaped as the terminal shows it, then for the format" 1 \
-	"$(grep -cF "satfeed_target_gone{kind=\"pid\",target=\"$ODD\",$ODD_LABEL} 0" <<<"$BODY")"
+	"$(grep -cE "^satfeed_target_gone\{kind=\"pid\",target=\"$ODD\",$(sed 's/[\\]/\\&/g' <<<"$ODD_LABEL"),slot=\"[0-9]+\",gen=\"[0-9]+\"\} 0$" <<<"$BODY")"
 
 # Prometheus: its own config and storage, loopback, a free port
 PPORT=$(sf_free_port)
@@ -204,13 +207,20 @@ global:
   scrape_timeout: 1s
   evaluation_interval: 1s
 rule_files:
-  - $SF_REPO/tools/prometheus/satfeed-alerts.yml
+  - $SF_TMP/satfeed-alerts-fast.yml
 scrape_configs:
   - job_name: satfeed
     static_configs:
       - targets: ['127.0.0.1:$PORT']
 EOF
-ASSERT_TRUE "promtool check rules: the README's alert rules" promtool check rules "$SF_REPO/tools/prometheus/satfeed-alerts.yml"
+ALERTS_YML=$SF_REPO/tools/prometheus/satfeed-alerts.yml
+ASSERT_TRUE "promtool check rules: the shipped alert rules" promtool check rules "$ALERTS_YML"
+# the same rules with the verdict alerts' for: (1m, 5m, 10m) made 2 s
+sed -E 's/^( +for: )(1m|5m|10m)$/\12s/' "$ALERTS_YML" >"$SF_TMP/satfeed-alerts-fast.yml"
+ASSERT_EQ "the test's rules differ from the shipped ones in 3 for: lines only" \
+	"< for: 1m|< for: 5m|< for: 10m|> for: 2s|> for: 2s|> for: 2s|" \
+	"$(diff "$ALERTS_YML" "$SF_TMP/satfeed-alerts-fast.yml" | grep '^[<>]' | sort -s -k1,1 | tr -s ' ' | tr '\n' '|')"
+NRULES=$(grep -c '^ *- alert:' "$ALERTS_YML")
 ASSERT_TRUE "promtool check config" promtool check config "$SF_TMP/prometheus.yml"
 sf_bg prometheus --config.file="$SF_TMP/prometheus.yml" \
 	--storage.tsdb.path="$SF_TMP/prom-data" \
@@ -298,6 +308,8 @@ ASSERT_EQ "text format: Content-Type" "text/plain; version=0.0.4; charset=utf-8"
 printf '%s\n' "$BODY" >"$SF_TMP/metrics.txt"
 ASSERT_TRUE "promtool check metrics accepts the exposition" sh -c "promtool check metrics <'$SF_TMP/metrics.txt'"
 ASSERT_EQ "promtool: no lint remarks" "" "$(promtool check metrics <"$SF_TMP/metrics.txt" 2>&1)"
+sf_run chk unique "$SF_TMP/metrics.txt"
+ASSERT_EQ "every series once: $OUT" 0 "$RC"
 ASSERT_EQ "every family has HELP and TYPE" \
 	"$(grep -c '^# HELP ' "$SF_TMP/metrics.txt")" "$(grep -c '^# TYPE ' "$SF_TMP/metrics.txt")"
 ASSERT_NOMATCH "every metric is satfeed_" '^[a-z_]+' "$(grep -v '^#' "$SF_TMP/metrics.txt" | grep -v '^satfeed_')"
@@ -310,8 +322,8 @@ ASSERT_MATCH "OpenMetrics: info type" '# TYPE satfeed_engine info' "$BODY"
 scrape "$URL" 'application/openmetrics-text;q=0,text/plain;q=1'
 ASSERT_EQ "OpenMetrics at q=0 is not chosen" "text/plain; version=0.0.4; charset=utf-8" "$CTYPE"
 # Prometheus asks with that Accept header; its target health says it parsed
-ASSERT_EQ "prometheus: the example alert rules evaluate without an error" "ok ok ok" \
-	"$(chk rules "$PROM")"
+ASSERT_EQ "prometheus: the $NRULES alert rules evaluate without an error" \
+	"$(printf 'ok%.0s ' $(seq "$NRULES") | sed 's/ $//')" "$(chk rules "$PROM")"
 ASSERT_EQ "prometheus scraped (OpenMetrics) without an error" '"up" ""' \
 	"$(chk scrape "$PROM")"
 
@@ -376,7 +388,7 @@ if sf_wait_port "$NPORT"; then
 	ASSERT_EQ "node_exporter: satfeed_up 1 from the textfile" 1 "$(value satfeed_up)"
 	ASSERT_EQ "node_exporter: the server's send calls" \
 		"$(sf_json_get "$("$CTL" show --json --pid "$SRV")" 'j["targets"][0]["send"]["calls"]')" \
-		"$(value "satfeed_calls_total\{comm=\"sfserver\",kind=\"pid\",stream=\"send\",target=\"$SRV\"\}")"
+		"$(value "satfeed_calls_total\{comm=\"sfserver\",gen=\"[0-9]+\",kind=\"pid\",slot=\"[0-9]+\",stream=\"send\",target=\"$SRV\"\}")"
 	ASSERT_EQ "node_exporter: no textfile error" 0 "$(value node_textfile_scrape_error)"
 	ASSERT_MATCH "node_exporter: the file's mtime" "node_textfile_mtime_seconds\{file=\"[^\"]*satfeed.prom\"\}" "$BODY"
 else
@@ -407,7 +419,7 @@ ASSERT_EQ "reloaded: satfeed_up 1" 1 "$(value satfeed_up)"
 ASSERT_EQ "reloaded: the new engine's one target" 1 "$(value satfeed_targets)"
 ASSERT_EQ "reloaded: the new engine's windows" \
 	"$(sf_json_get "$("$CTL" show --json --pid "$SRV")" 'j["targets"][0]["send"]["seq"]')" \
-	"$(value "satfeed_windows_total\{kind=\"pid\",target=\"$SRV\",comm=\"sfserver\",stream=\"send\"\}")"
+	"$(value "satfeed_windows_total\{kind=\"pid\",target=\"$SRV\",comm=\"sfserver\",slot=\"[0-9]+\",gen=\"[0-9]+\",stream=\"send\"\}")"
 
 if sf_abi_break; then
 	scrape "$URL"
@@ -427,6 +439,9 @@ ASSERT_EQ "SIGTERM: the textfile exporter exits" no "$(kill -0 "$TFP" 2>/dev/nul
 wait "$TFP"
 ASSERT_EQ "SIGTERM: exit status 0" 0 "$?"
 ASSERT_EQ "SIGTERM: satfeed.prom removed" "" "$(ls -A "$TF")"
+
+# the verdict, the same-path cgroup, the alerts, the PromQL examples
+. "$SF_REPO/tests/e2e/export_verdict.sh"
 
 ######################################################################
 sf_log "--- the systemd units, the exporter with CAP_BPF only ---"

@@ -12,8 +12,9 @@
  * The pins are opened, read through sf_target_view_next() (every stream
  * copied under its lock) and closed again on every call, so an engine that
  * was unloaded or reloaded in between is never read through stale maps.
- * The metric names, their units and labels are listed in README.md
- * ("Running a fleet").
+ * Each target is printed from its one reading (sf_reading.h), as show
+ * prints it.  The metric names, their units and labels are listed in
+ * docs/prometheus.md.
  */
 #ifndef __SF_METRICS_H
 #define __SF_METRICS_H

@@ -90,7 +90,8 @@ static const char cannot_see[] =
 	"--pid target: watch its cgroup instead), or a server that was idle:\n"
 	"send it requests while discovering.\n";
 
-static void print_text(const struct args *a, const struct satfeed_target *t,
+static void print_text(const struct discovery *dv,
+		       const struct satfeed_target *t,
 		       const struct satfeed_discover *d, double secs,
 		       const struct recommend *r)
 {
@@ -104,8 +105,11 @@ static void print_text(const struct args *a, const struct satfeed_target *t,
 		       text_str(name, sizeof(name), t->comm, sizeof(t->comm)) :
 		       text_str(name, sizeof(name), t->path, sizeof(t->path)),
 	       secs);
+	master_say(dv, stdout);
 	if (!r->seen) {
-		printf("no traced call in %.2f s.\n%s", secs, cannot_see);
+		printf("no traced call in %.2f s%s.\n%s", secs,
+		       dv->n > 1 ? " (nor by its child processes)" : "",
+		       cannot_see);
 		return;
 	}
 	printf("%-6s %-19s", "FAMILY", "CALL");
@@ -136,11 +140,12 @@ static void print_text(const struct args *a, const struct satfeed_target *t,
 	       "counted.)\n\nrecommended:\n");
 	for (int f = 0; f < SATFEED_NR_STREAMS; f++)
 		printf("  %s: %s\n", sf_stream_names[f], r->why[f]);
-	add_line(line, sizeof(line), a, r);
+	add_line(line, sizeof(line), &dv->add, r);
 	printf("  %s\n", line);
 }
 
-static void print_json(const struct args *a, const struct satfeed_target *t,
+static void print_json(const struct discovery *dv,
+		       const struct satfeed_target *t,
 		       const struct satfeed_discover *d, double secs,
 		       const struct recommend *r)
 {
@@ -188,9 +193,11 @@ static void print_json(const struct args *a, const struct satfeed_target *t,
 		printf("],\"samples\":%llu,\"why\":%s}",
 		       (unsigned long long)r->count[f], why);
 	}
-	add_line(line, sizeof(line), a, r);
+	add_line(line, sizeof(line), &dv->add, r);
 	sf_json_escape(s, sizeof(s), line, sizeof(line));
-	printf("},\"add\":%s}\n", r->seen ? s : "null");
+	printf("},");
+	master_json(dv);
+	printf(",\"add\":%s}\n", r->seen ? s : "null");
 }
 
 /* Is slot still our discovery target (not removed and re-added)? */
@@ -203,35 +210,62 @@ static bool still_ours(const struct sf_pins *p, int slot, __u32 gen)
 	       (t.sc_mask & SATFEED_SC_DISCOVER);
 }
 
+/* Remove discovery target i of dv if it is still ours; an enum sf_exit. */
+static int remove_one(struct sf_pins *p, struct discovery *dv, int i)
+{
+	char why[512];
+	int n, err;
+
+	if (dv->slot[i] < 0 || !still_ours(p, dv->slot[i], dv->t[i].gen))
+		return SF_EXIT_OK;
+	err = sf_target_remove(p, &dv->sel[i], &n, why, sizeof(why));
+	if (err && err != SF_EXIT_TARGET)
+		return fail(err, "cannot remove the discovery target: %s", why);
+	return SF_EXIT_OK;
+}
+
 /*
- * Watch a->sel in discovery for a->seconds, then read its counts into *d
- * and *t and remove it.  Returns an enum sf_exit.
+ * Watch dv->sel[0..n) in discovery for a->seconds, then read their counts
+ * and remove them.  A worker that cannot be added (it exited, the table
+ * is full) is left out with a note; sel[0] must be.  Returns an enum
+ * sf_exit.
  */
 static int run_discovery(struct sf_pins *p, const struct args *a,
-			 struct satfeed_target *t, struct satfeed_discover *d,
-			 double *secs)
+			 struct discovery *dv, double *secs)
 {
 	struct sigaction sa = { .sa_handler = on_signal }, old[3];
 	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
 	struct timespec left;
 	char why[512];
-	int slot, err, n;
+	int err = SF_EXIT_OK, rerr;
 	__u64 end_ns;
 
 	/* the handlers first: from the add on, every way out removes it */
 	sigemptyset(&sa.sa_mask);
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &sa, &old[i]);
-	err = sf_target_add(p, &a->sel[0], SATFEED_SC_DISCOVER | SATFEED_SC_ALL,
-			    &slot, why, sizeof(why));
-	if (err) {
-		fail(err, "%s", why);
-		goto restore;
-	}
-	if (sf_target_read(p, slot, t)) {
-		err = fail(SF_EXIT_ERROR, "cannot read the target: %s",
-			   strerror(errno));
-		goto remove;
+	for (int i = 0; i < dv->n; i++)
+		dv->slot[i] = -1;
+	for (int i = 0; i < dv->n && !stop_signal; i++) {
+		err = sf_target_add(p, &dv->sel[i],
+				    SATFEED_SC_DISCOVER | SATFEED_SC_ALL,
+				    &dv->slot[i], why, sizeof(why));
+		if (err && !i) {
+			fail(err, "%s", why);
+			goto remove;
+		}
+		if (err) {
+			sf_msg("note: worker pid %llu left out of the discovery: %s",
+			       (unsigned long long)dv->sel[i].id, why);
+			dv->slot[i] = -1;
+			err = SF_EXIT_OK;
+			continue;
+		}
+		if (sf_target_read(p, dv->slot[i], &dv->t[i])) {
+			err = fail(SF_EXIT_ERROR, "cannot read the target: %s",
+				   strerror(errno));
+			goto remove;
+		}
 	}
 	if (!a->json && isatty(STDERR_FILENO))
 		fprintf(stderr, PROG ": discovering for %.1f s (Ctrl-C stops)...\n",
@@ -251,92 +285,105 @@ static int run_discovery(struct sf_pins *p, const struct args *a,
 			   (int)stop_signal);
 		goto remove;
 	}
-	if (sf_discover_read(p, slot, d) || d->gen != t->gen) {
-		err = fail(SF_EXIT_ERROR, "cannot read the discovery counts%s",
-			   d->gen != t->gen ? " (the slot was reused)" : "");
-		goto remove;
-	}
-	*secs = (sf_now_mono_ns() - d->start_ns) / 1e9;
-	err = SF_EXIT_OK;
-remove:
-	if (still_ours(p, slot, t->gen)) {
-		int rerr = sf_target_remove(p, &a->sel[0], &n, why, sizeof(why));
+	for (int i = 0; i < dv->n; i++) {
+		struct satfeed_discover *d = &dv->d[i];
 
-		if (rerr && rerr != SF_EXIT_TARGET) {
-			fail(rerr, "cannot remove the discovery target: %s",
-			     why);
-			err = err ?: rerr;
+		if (dv->slot[i] < 0)
+			continue;
+		if (sf_discover_read(p, dv->slot[i], d) ||
+		    d->gen != dv->t[i].gen) {
+			err = fail(SF_EXIT_ERROR, "cannot read the discovery counts%s",
+				   d->gen != dv->t[i].gen ?
+					   " (the slot was reused)" : "");
+			goto remove;
 		}
 	}
-restore:
+	*secs = (sf_now_mono_ns() - dv->d[0].start_ns) / 1e9;
+remove:
+	for (int i = 0; i < dv->n; i++) {
+		rerr = remove_one(p, dv, i);
+		err = err ?: rerr;
+	}
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &old[i], NULL);
 	return err;
 }
 
 /*
- * Discover a->sel[0] and recommend its sets into *r.  *dp (to free) holds
- * the counts, *t the target as added.  Returns an enum sf_exit.
+ * Discover a->sel[0] and, when it is a process with children, its
+ * workers with it; recommend the sets from all their counts into *r, and
+ * choose what to watch (master_choose()).  *dvp is to free.  Returns an
+ * enum sf_exit.
  */
 static int discover(struct sf_pins *p, const struct args *a,
-		    struct satfeed_target *t, struct satfeed_discover **dp,
-		    double *secs, struct recommend *r)
+		    struct discovery **dvp, double *secs, struct recommend *r)
 {
+	struct discovery *dv;
 	int err;
 
 	*secs = 0;
-	*dp = calloc(1, sizeof(**dp));
-	if (!*dp)
+	*dvp = dv = calloc(1, sizeof(*dv));
+	if (!dv)
 		return fail(SF_EXIT_ERROR, "out of memory");
-	err = run_discovery(p, a, t, *dp, secs);
-	if (!err)
-		recommend(*dp, r);
-	return err;
+	dv->n = 1;
+	dv->sel[0] = a->sel[0];
+	if (a->sel[0].kind == SATFEED_TARGET_PID)
+		master_add_workers(dv);
+	err = run_discovery(p, a, dv, secs);
+	if (err)
+		return err;
+	for (int i = 0; i < dv->n; i++)
+		for (__u32 s = 0; s < SATFEED_NR_SOURCES; s++)
+			for (size_t c = 0; c < NR_COUNT_COLS; c++)
+				*(__u64 *)((char *)&dv->sum.src[s] +
+					   count_cols[c].off) +=
+					count_of(&dv->d[i].src[s], c);
+	recommend(&dv->sum, r);
+	return master_choose(a, dv);
 }
 
 int cmd_discover(struct sf_pins *p, const struct args *a)
 {
-	struct satfeed_discover *d;
-	struct satfeed_target t = {};
+	struct discovery *dv;
 	struct recommend r;
 	double secs;
 	int err;
 
-	err = discover(p, a, &t, &d, &secs, &r);
+	err = discover(p, a, &dv, &secs, &r);
 	if (!err && a->json)
-		print_json(a, &t, d, secs, &r);
+		print_json(dv, &dv->t[0], &dv->sum, secs, &r);
 	else if (!err)
-		print_text(a, &t, d, secs, &r);
-	free(d);
+		print_text(dv, &dv->t[0], &dv->sum, secs, &r);
+	free(dv);
 	return err;
 }
 
 int cmd_add_auto(struct sf_pins *p, const struct args *a)
 {
-	struct satfeed_discover *d;
-	struct satfeed_target t = {};
-	struct args aa = *a;
+	struct discovery *dv;
 	struct recommend r;
 	char line[1024];
 	double secs;
 	int err;
 
-	err = discover(p, a, &t, &d, &secs, &r);
+	err = discover(p, a, &dv, &secs, &r);
 	if (err)
 		goto out;
 	if (!r.seen) {
-		err = fail(SF_EXIT_TARGET, "%s %llu made no traced call in %.1f s: nothing to recommend, not added (see 'satfeedctl discover')",
+		err = fail(SF_EXIT_TARGET, "%s %llu made no traced call in %.1f s%s: nothing to recommend, not added (see 'satfeedctl discover')",
 			   a->sel[0].kind == SATFEED_TARGET_PID ? "pid" : "cgroup",
-			   (unsigned long long)a->sel[0].id, secs);
+			   (unsigned long long)a->sel[0].id, secs,
+			   dv->n > 1 ? ", nor did its child processes" : "");
 		goto out;
 	}
+	master_say(dv, stdout);
 	for (int f = 0; f < SATFEED_NR_STREAMS; f++)
 		printf("%s: %s\n", sf_stream_names[f], r.why[f]);
-	add_line(line, sizeof(line), a, &r);
+	add_line(line, sizeof(line), &dv->add, &r);
 	printf("running: %s\n", line);
-	aa.sc_mask = recommended_mask(&r);
-	err = cmd_add(p, &aa);
+	dv->add.sc_mask = recommended_mask(&r);
+	err = cmd_add(p, &dv->add);
 out:
-	free(d);
+	free(dv);
 	return err;
 }

@@ -248,8 +248,10 @@ void add_line(char *buf, size_t len, const struct args *a,
 		       strcmp(a->root, SATFEED_DEFAULT_ROOT) ? " --bpffs " : "",
 		       strcmp(a->root, SATFEED_DEFAULT_ROOT) ? a->root : "");
 	if (a->sel[0].kind == SATFEED_TARGET_PID)
-		off += snprintf(buf + off, len - off, "--pid %llu",
-				(unsigned long long)a->sel[0].id);
+		for (int i = 0; i < a->nr_sel && off < len; i++)
+			off += snprintf(buf + off, len - off, "%s--pid %llu",
+					i ? " " : "",
+					(unsigned long long)a->sel[i].id);
 	else
 		off += snprintf(buf + off, len - off, "--cgroup %s",
 				a->target_arg);

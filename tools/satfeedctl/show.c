@@ -10,73 +10,75 @@
 #include <string.h>
 #include "sf_common.h"
 #include "sf_figures.h"
+#include "sf_reading.h"
 #include "sf_pins.h"
 #include "sf_select.h"
 #include "sf_target.h"
 #include "satfeedctl.h"
 #include "view.h"
 
-/* permille as a percentage with one decimal, and its mark */
-static void fmt_pct(char *buf, size_t len, const struct sf_figures *f,
-		    __u32 v)
+/* a figure in thousandths with `decimals` shown, and its mark */
+static void fmt_fig(char *buf, size_t len, const struct sf_fig_value *f,
+		    int shift, int decimals)
 {
-	if (f->source == SF_FIG_NONE)
-		snprintf(buf, len, "- ");
-	else
-		snprintf(buf, len, "%u.%u%c", v / 10, v % 10, fig_mark(f));
-}
+	__u64 v = f->value, scale = 1;
 
-static void fmt_cv2(char *buf, size_t len, const struct sf_figures *f)
-{
+	for (int i = 0; i < decimals; i++)
+		scale *= 10;
+	/* thousandths to 10^-decimals: shift = 3 - decimals */
+	for (int i = 0; i < shift; i++)
+		v /= 10;
 	if (f->source == SF_FIG_NONE)
 		snprintf(buf, len, "- ");
+	else if (decimals)
+		snprintf(buf, len, "%llu.%0*llu%c",
+			 (unsigned long long)(v / scale), decimals,
+			 (unsigned long long)(v % scale), fig_mark(f->source));
 	else
-		snprintf(buf, len, "%u.%03u%c", f->cv2_permille / 1000,
-			 f->cv2_permille % 1000, fig_mark(f));
+		snprintf(buf, len, "%llu%c", (unsigned long long)v,
+			 fig_mark(f->source));
 }
 
 /* a rate: a tenth below 10000/s, where it still says something */
-static void fmt_rate(char *buf, size_t len, const struct sf_figures *f)
+static void fmt_rate(char *buf, size_t len, const struct sf_fig_value *f)
 {
-	double r = f->rate_milli / 1000.0;
-
-	if (f->source == SF_FIG_NONE)
-		snprintf(buf, len, "- ");
-	else if (r < 1e4)
-		snprintf(buf, len, "%.1f%c", r, fig_mark(f));
-	else
-		snprintf(buf, len, "%.0f%c", r, fig_mark(f));
+	fmt_fig(buf, len, f, f->value < 10000000 ? 2 : 3,
+		f->value < 10000000 ? 1 : 0);
 }
 
 /*
  * The waits per 1000 sends the wps rules compare (wps_avg_permille), in 4
- * columns: 999, 9999, 12k, 4294M.  - : not known yet (no send window has
- * closed since the target counted a wait) or no verdict.
+ * columns and its mark: 9999, 12k, 4294M, "!" when stale.  - : not known
+ * yet (no send window has closed since the target counted a wait) or no
+ * verdict.
  */
-static void fmt_wps(char *buf, size_t len, const struct satfeed_verdict *v,
-		    bool has)
+static void fmt_wps(char *buf, size_t len, const struct sf_fig_value *f)
 {
-	__u32 w = v->wps_avg_permille;
+	__u64 w = f->value;
 
-	if (!has || !(v->seen & SATFEED_SAT_SEEN_WPS))
+	char m = fig_mark(f->source);
+
+	if (f->source == SF_FIG_NONE)
 		snprintf(buf, len, "-");
 	else if (w < 10000)
-		snprintf(buf, len, "%u", w);
+		snprintf(buf, len, "%llu%c", w, m);
 	else if (w < 1000000)
-		snprintf(buf, len, "%uk", w / 1000);
+		snprintf(buf, len, "%lluk%c", w / 1000, m);
 	else
-		snprintf(buf, len, "%uM", w / 1000000);
+		snprintf(buf, len, "%lluM%c", w / 1000000, m);
 }
 
 /* When the target's next window closes: the soonest of its partial ones */
-static void fmt_next(char *buf, size_t len, const struct sf_figures *f)
+static void fmt_next(char *buf, size_t len, const struct sf_reading *r)
 {
 	__u64 soonest = 0;
 
-	for (int s = 0; s < SATFEED_NR_STREAMS; s++)
-		if (f[s].closes_in_ns &&
-		    (!soonest || f[s].closes_in_ns < soonest))
-			soonest = f[s].closes_in_ns;
+	for (int s = 0; s < SATFEED_NR_STREAMS; s++) {
+		__u64 c = r->s[s].f.closes_in_ns;
+
+		if (c && (!soonest || c < soonest))
+			soonest = c;
+	}
 	if (!soonest) {
 		snprintf(buf, len, "-");
 		return;
@@ -97,23 +99,22 @@ static void summary_header(void)
 static void summary_row(const struct view *vw, const struct sf_target_view *tv)
 {
 	char label[160], idle[32], cs[32], cr[32], rps[32], rr[32], next[32];
-	char wps[16];
-	struct sf_figures f[SATFEED_NR_STREAMS];
-	struct satfeed_verdict v;
-	const char *state;
-	bool has;
+	char wps[16], state[16];
+	struct sf_reading rd, *r = &rd;
 
-	all_figures(vw, tv, f);
-	state = sat_state(vw, tv, &v, &has);
-	fmt_wps(wps, sizeof(wps), &v, has);
+	view_reading(vw, tv, r);
+	/* a verdict that judges a past load says so: '!' */
+	snprintf(state, sizeof(state), "%s%s", sf_reading_state_name(r),
+		 r->verdict_stale ? "!" : "");
+	fmt_wps(wps, sizeof(wps), &r->fig[SF_FIG_WPS]);
 	target_label(label, sizeof(label), &tv->t, false);
-	fmt_pct(idle, sizeof(idle), &f[SATFEED_STREAM_POLL],
-		f[SATFEED_STREAM_POLL].idle_permille);
-	fmt_cv2(cs, sizeof(cs), &f[SATFEED_STREAM_SEND]);
-	fmt_cv2(cr, sizeof(cr), &f[SATFEED_STREAM_RECV]);
-	fmt_rate(rps, sizeof(rps), &f[SATFEED_STREAM_SEND]);
-	fmt_rate(rr, sizeof(rr), &f[SATFEED_STREAM_RECV]);
-	fmt_next(next, sizeof(next), f);
+	/* idle in permille as a percentage with one decimal */
+	fmt_fig(idle, sizeof(idle), &r->fig[SF_FIG_IDLE], 0, 1);
+	fmt_fig(cs, sizeof(cs), &r->fig[SF_FIG_SEND_CV2], 0, 3);
+	fmt_fig(cr, sizeof(cr), &r->fig[SF_FIG_RECV_CV2], 0, 3);
+	fmt_rate(rps, sizeof(rps), &r->fig[SF_FIG_SEND_RATE]);
+	fmt_rate(rr, sizeof(rr), &r->fig[SF_FIG_RECV_RATE]);
+	fmt_next(next, sizeof(next), r);
 	printf(SUMMARY_FMT, label, state, wps, idle, cs, cr, rps, rr, next);
 }
 
@@ -127,16 +128,17 @@ static void raw_header(void)
 
 static void raw_rows(const struct view *vw, const struct sf_target_view *tv)
 {
-	struct sf_figures f[SATFEED_NR_STREAMS];
+	struct sf_reading rd, *r = &rd;
 	char label[160];
 
-	all_figures(vw, tv, f);
+	view_reading(vw, tv, r);
 	target_label(label, sizeof(label), &tv->t, true);
 	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
-		const struct satfeed_stream *st = &tv->st[s];
+		const struct sf_reading_stream *st = &r->s[s];
+		const struct sf_figures *f = &st->f;
 		char win[16], pend[16], mean[32], sd[32], cv2[32], rate[32];
 		char wait[16], idle[16], last[32], src[48], d[24];
-		bool none = f[s].source == SF_FIG_NONE;
+		bool none = f->source == SF_FIG_NONE;
 
 		snprintf(win, sizeof(win), "%llu",
 			 (unsigned long long)st->published);
@@ -144,39 +146,39 @@ static void raw_rows(const struct view *vw, const struct sf_target_view *tv)
 			 (unsigned long long)st->pending);
 		/* display only: the exact integers are in --json */
 		snprintf(mean, sizeof(mean), none ? "-" : "%.1f",
-			 f[s].mean_ns / 1000.0);
+			 f->mean_ns / 1000.0);
 		snprintf(sd, sizeof(sd), none ? "-" : "%.1f",
-			 __builtin_sqrt((double)f[s].var_ns2) / 1000.0);
+			 __builtin_sqrt((double)f->var_ns2) / 1000.0);
 		snprintf(cv2, sizeof(cv2), none ? "-" : "%.3f",
-			 f[s].cv2_permille / 1000.0);
+			 f->cv2_permille / 1000.0);
 		if (none || s == SATFEED_STREAM_POLL)
 			snprintf(rate, sizeof(rate), "-");
 		else
 			snprintf(rate, sizeof(rate), "%.1f",
-				 f[s].rate_milli / 1000.0);
+				 f->rate_milli / 1000.0);
 		if (none || s != SATFEED_STREAM_POLL) {
 			snprintf(wait, sizeof(wait), "-");
 			snprintf(idle, sizeof(idle), "-");
 		} else {
 			snprintf(wait, sizeof(wait), "%.1f",
-				 f[s].wait_permille / 10.0);
+				 f->wait_permille / 10.0);
 			snprintf(idle, sizeof(idle), "%.1f",
-				 f[s].idle_permille / 10.0);
+				 f->idle_permille / 10.0);
 		}
 		if (!st->last_ns)
 			snprintf(last, sizeof(last), "never");
 		else
 			fmt_dur(last, sizeof(last), vw->now > st->last_ns ?
 				vw->now - st->last_ns : 0);
-		if (f[s].source == SF_FIG_PARTIAL && f[s].closes_in_ns) {
-			fmt_dur(d, sizeof(d), f[s].closes_in_ns);
+		if (f->source == SF_FIG_PARTIAL && f->closes_in_ns) {
+			fmt_dur(d, sizeof(d), f->closes_in_ns);
 			snprintf(src, sizeof(src), "partial, closes in ~%s", d);
-		} else if (f[s].source == SF_FIG_STALE) {
-			fmt_dur(d, sizeof(d), f[s].age_ns);
+		} else if (f->source == SF_FIG_STALE) {
+			fmt_dur(d, sizeof(d), f->age_ns);
 			snprintf(src, sizeof(src), "stale, closed %s ago", d);
 		} else {
 			snprintf(src, sizeof(src), "%s",
-				 sf_fig_source_name(f[s].source));
+				 sf_fig_source_name(f->source));
 		}
 		printf(RAW_FMT, s ? "" : label, sf_stream_names[s], win, pend,
 		       mean, sd, cv2, rate, wait, idle, last, src);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * show --json (and watch --json, a document per refresh): the latest
- * windows, the figures and the verdict of each target, as one line of JSON
- * with every integer exact.
+ * windows, the figures and the verdict of each target, from its one
+ * reading (sf_reading.h), as one line of JSON with every integer exact.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,6 +12,7 @@
 #include "sf_escape.h"
 #include "sf_figures.h"
 #include "sf_pins.h"
+#include "sf_reading.h"
 #include "sf_target.h"
 #include "satfeedctl.h"
 #include "view.h"
@@ -69,12 +70,12 @@ static void json_figures(__u32 stream, const struct sf_figures *f)
 }
 
 static void json_stream(const struct view *vw, __u32 stream,
-			const struct satfeed_stream *s)
+			const struct satfeed_stream *s,
+			const struct sf_figures *f)
 {
 	const struct satfeed_window *w = satfeed_newest_window(s);
 	const char *name = sf_stream_names[stream];
 	__u32 n = vw->p->info.window_samples;
-	struct sf_figures f;
 	__u64 first;
 
 	printf("\"%s\":{\"seq\":%llu,\"samples\":%u,\"pending\":%llu,"
@@ -109,8 +110,7 @@ static void json_stream(const struct view *vw, __u32 stream,
 		       (unsigned long long)vw->k.stream[stream]);
 	else
 		printf("\"kernel_skipped\":null,");
-	sf_stream_figures(s, stream, n, vw->now, &f);
-	json_figures(stream, &f);
+	json_figures(stream, f);
 	printf(",\"errors\":%llu,\"eagain\":%llu,\"zero_bytes\":%llu,"
 	       "\"not_socket\":%llu,\"windows\":[",
 	       (unsigned long long)s->errors, (unsigned long long)s->eagain,
@@ -130,7 +130,7 @@ void json_target_head(__u32 slot, const struct satfeed_target *t)
 {
 	char mask[SF_MASK_TEXT_LEN];
 
-	printf("{\"slot\":%u,", slot);
+	printf("{\"slot\":%u,\"gen\":%u,", slot, t->gen);
 	if (t->kind == SATFEED_TARGET_PID) {
 		printf("\"pid\":%llu,\"comm\":", (unsigned long long)t->id);
 		json_str(t->comm, sizeof(t->comm));
@@ -149,29 +149,69 @@ void json_target_head(__u32 slot, const struct satfeed_target *t)
 	       t->rules.cv2_rise_permille);
 }
 
-static void json_verdict(const struct view *vw,
-			 const struct sf_target_view *tv)
+static void json_verdict(const struct sf_reading *r)
 {
-	struct satfeed_verdict v;
-	bool has;
-	const char *state = sat_state(vw, tv, &v, &has);
+	const struct satfeed_verdict *v = &r->v;
+	__u32 why = sf_reason_strongest(v->why);
+	bool first = true;
 
-	printf(",\"saturation\":");
-	printf("{\"state\":\"%s\"", state);
-	if (has)
-		printf(",\"seen\":%u", v.seen);
-	if (has)
-		printf(",\"why\":%u,\"idle_permille\":%u,"
-		       "\"send_cv2_permille\":%u,\"recv_cv2_permille\":%u,"
-		       "\"base_cv2_permille\":%u,\"wps_permille\":%u,"
-		       "\"wps_avg_permille\":%u,\"since_ns\":%llu,"
-		       "\"updated_ns\":%llu,\"changes\":%llu",
-		       v.why, v.idle_permille, v.send_cv2_permille,
-		       v.recv_cv2_permille, v.base_cv2_permille,
-		       v.wps_permille, v.wps_avg_permille,
-		       (unsigned long long)v.since_ns,
-		       (unsigned long long)v.updated_ns,
-		       (unsigned long long)v.changes);
+	printf(",\"saturation\":{\"state\":\"%s\"",
+	       sf_reading_state_name(r));
+	if (r->gone) {
+		putchar('}');
+		return;
+	}
+	printf(",\"seen\":%u,\"why\":%u,\"reasons\":[", v->seen, v->why);
+	for (int k = 0; k < SF_NR_REASONS; k++) {
+		if (!(why & sf_reason_bits[k]))
+			continue;
+		printf("%s\"%s\"", first ? "" : ",", sf_reason_names[k]);
+		first = false;
+	}
+	printf("],\"stale\":%s,", r->verdict_stale ? "true" : "false");
+	if (v->state == SATFEED_SAT_UNKNOWN)
+		printf("\"age_ns\":null,");
+	else
+		printf("\"age_ns\":%llu,",
+		       (unsigned long long)r->verdict_age_ns);
+	printf("\"idle_permille\":%u,"
+	       "\"send_cv2_permille\":%u,\"recv_cv2_permille\":%u,"
+	       "\"base_cv2_permille\":%u,\"wps_permille\":%u,"
+	       "\"wps_avg_permille\":%u,\"since_ns\":%llu,"
+	       "\"updated_ns\":%llu,\"changes\":%llu}",
+	       v->idle_permille, v->send_cv2_permille, v->recv_cv2_permille,
+	       v->base_cv2_permille, v->wps_permille, v->wps_avg_permille,
+	       (unsigned long long)v->since_ns,
+	       (unsigned long long)v->updated_ns,
+	       (unsigned long long)v->changes);
+}
+
+/*
+ * The headline figures (sf_figs[]), exact: value / 10^decimals, the window
+ * they come from and their age; null when there is none yet.
+ */
+static void json_reading(const struct sf_reading *r)
+{
+	printf(",\"reading\":{");
+	for (int k = 0; k < SF_NR_FIGS; k++) {
+		const struct sf_fig_value *f = &r->fig[k];
+		__u64 scale = 1;
+
+		printf("%s\"%s\":", k ? "," : "", sf_figs[k].name);
+		if (f->source == SF_FIG_NONE) {
+			printf("null");
+			continue;
+		}
+		for (int i = 0; i < sf_figs[k].decimals; i++)
+			scale *= 10;
+		printf("{\"value\":%llu.%0*llu,\"window\":\"%s\","
+		       "\"age_ns\":%llu}",
+		       (unsigned long long)(f->value / scale),
+		       sf_figs[k].decimals,
+		       (unsigned long long)(f->value % scale),
+		       sf_fig_source_name(f->source),
+		       (unsigned long long)f->age_ns);
+	}
 	putchar('}');
 }
 
@@ -181,6 +221,7 @@ int json_view(const struct view *vw, const struct sf_selector *sel,
 {
 	struct sf_pins *p = vw->p;
 	struct sf_target_view *tv;
+	struct sf_reading r;
 	bool first = true;
 	int err;
 
@@ -203,11 +244,13 @@ int json_view(const struct view *vw, const struct sf_selector *sel,
 			continue;
 		printf("%s", first ? "" : ",");
 		first = false;
+		view_reading(vw, tv, &r);
 		json_target_head(slot, &tv->t);
-		json_verdict(vw, tv);
+		json_verdict(&r);
+		json_reading(&r);
 		for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
 			putchar(',');
-			json_stream(vw, s, &tv->st[s]);
+			json_stream(vw, s, &tv->st[s], &r.s[s].f);
 		}
 		putchar('}');
 	}

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * One view of the targets, as show, show --json and watch take it: the
- * reading (one time, the skips), which targets a selection names, each
- * target's figures and saturation state, and the labels and numbers the
- * text views share.
+ * One view of the targets, as show, show --json and watch take it: one
+ * time and the skips, which targets a selection names, each target's one
+ * reading (sf_reading.h, which the exporter prints too), and the labels
+ * and numbers the text views share.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -53,30 +53,10 @@ __u64 now_real_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-void all_figures(const struct view *vw, const struct sf_target_view *tv,
-		 struct sf_figures *f)
+void view_reading(const struct view *vw, const struct sf_target_view *tv,
+		  struct sf_reading *r)
 {
-	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++)
-		sf_stream_figures(&tv->st[s], s, vw->p->info.window_samples,
-				  vw->now, &f[s]);
-}
-
-/* ---- the verdict ---- */
-
-/*
- * The saturation state of a target as shown: gone, or the engine's verdict
- * (sf_target_view_next() read it under its lock, all zero, UNKNOWN, when
- * it is of another generation: the target has not been judged yet).
- */
-const char *sat_state(const struct view *vw,
-		      const struct sf_target_view *tv,
-		      struct satfeed_verdict *v, bool *has_verdict)
-{
-	*v = tv->verdict;
-	*has_verdict = !sf_target_gone(&tv->t);
-	if (!*has_verdict)
-		return "gone";
-	return sf_sat_state_name(v->state);
+	sf_reading_build(r, tv, vw->p->info.window_samples, vw->now);
 }
 
 /* ---- text ---- */
@@ -132,8 +112,8 @@ void fmt_num(char *buf, size_t len, double v)
 }
 
 /* The mark after a figure: closed ' ', partial '~', stale '!' */
-char fig_mark(const struct sf_figures *f)
+char fig_mark(enum sf_fig_source source)
 {
-	return f->source == SF_FIG_PARTIAL ? '~' :
-	       f->source == SF_FIG_STALE ? '!' : ' ';
+	return source == SF_FIG_PARTIAL ? '~' :
+	       source == SF_FIG_STALE ? '!' : ' ';
 }

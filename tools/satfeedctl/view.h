@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include "sf_figures.h"
 #include "sf_pins.h"
+#include "sf_reading.h"
 #include "satfeedctl.h"
 
 /* What one view reads besides the targets: one time, the skips. */
@@ -27,12 +28,9 @@ void view_end(struct view *vw);
 bool selected(const struct satfeed_target *t, const struct sf_selector *sel,
 	      int nsel);
 __u64 now_real_ns(void);
-/* the figures of each stream of tv, f[SATFEED_NR_STREAMS] */
-void all_figures(const struct view *vw, const struct sf_target_view *tv,
-		 struct sf_figures *f);
-/* "gone" or the verdict's state; *has_verdict: *v holds the verdict */
-const char *sat_state(const struct view *vw, const struct sf_target_view *tv,
-		      struct satfeed_verdict *v, bool *has_verdict);
+/* the one reading of tv (sf_reading.h) as of the view's time */
+void view_reading(const struct view *vw, const struct sf_target_view *tv,
+		  struct sf_reading *r);
 
 /* ---- text ---- */
 
@@ -40,7 +38,7 @@ void target_label(char *buf, size_t len, const struct satfeed_target *t,
 		  bool mark);
 void fmt_dur(char *buf, size_t len, double ns);
 void fmt_num(char *buf, size_t len, double v);
-char fig_mark(const struct sf_figures *f);
+char fig_mark(enum sf_fig_source source);
 
 /* ---- JSON (show_json.c) ---- */
 

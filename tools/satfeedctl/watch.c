@@ -16,6 +16,7 @@
 #include "sf_figures.h"
 #include "sf_pins.h"
 #include "sf_progstats.h"
+#include "sf_reading.h"
 #include "sf_root.h"
 #include "sf_target.h"
 #include "satfeedctl.h"
@@ -100,24 +101,27 @@ static void trend(const struct satfeed_stream *st, __u32 s,
 }
 
 /* Line of a target in the watch view: its state, and why. */
-static void watch_target_line(const struct view *vw,
-			      const struct sf_target_view *tv)
+static void watch_target_line(const struct sf_reading *r)
 {
-	char label[160], words[96], since[24], head[96];
-	struct satfeed_verdict v;
-	bool has;
-	const char *state = sat_state(vw, tv, &v, &has);
+	char label[160], words[96], since[24], head[96], age[24];
+	const char *state = sf_reading_state_name(r);
 	int n;
 
-	target_label(label, sizeof(label), &tv->t, true);
-	if (!has || v.state == SATFEED_SAT_UNKNOWN) {
+	target_label(label, sizeof(label), &r->t, true);
+	if (r->gone || r->v.state == SATFEED_SAT_UNKNOWN) {
 		printf("%.50s  state %s%s\n", label, state,
-		       has ? " (not judged yet)" : "");
+		       r->gone ? "" : " (not judged yet)");
 		return;
 	}
-	why_words(v.why, words, sizeof(words));
-	fmt_dur(since, sizeof(since), vw->now > v.since_ns ?
-		vw->now - v.since_ns : 0);
+	if (r->verdict_stale) {
+		/* it judged a load that has changed since: say how old */
+		fmt_dur(age, sizeof(age), r->verdict_age_ns);
+		snprintf(words, sizeof(words), "stale: judged %s ago", age);
+	} else {
+		why_words(r->v.why, words, sizeof(words));
+	}
+	fmt_dur(since, sizeof(since), r->now > r->v.since_ns ?
+		r->now - r->v.since_ns : 0);
 	/* the reasons get what is left of 80 columns */
 	n = snprintf(head, sizeof(head), "%.30s  state %s for %s", label,
 		     state, since);
@@ -126,13 +130,12 @@ static void watch_target_line(const struct view *vw,
 
 #define WATCH_FMT "  %-4s %5s %-11s %7s %8s [%-8s] %-13s"
 
-static void watch_rows(const struct view *vw, const struct sf_target_view *tv,
-		       struct sf_skip_log *logs, bool marked)
+static void watch_rows(const struct sf_target_view *tv,
+		       const struct sf_reading *r, struct sf_skip_log *logs,
+		       bool marked)
 {
-	struct sf_figures f[SATFEED_NR_STREAMS];
-
-	all_figures(vw, tv, f);
 	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
+		const struct sf_figures *f = &r->s[s].f;
 		char win[16], fig[32], sd[24], rate[24], bars[9], marks[9];
 		char scale[40], num[24];
 
@@ -140,28 +143,28 @@ static void watch_rows(const struct view *vw, const struct sf_target_view *tv,
 		      sizeof(scale));
 		snprintf(win, sizeof(win), "%llu",
 			 (unsigned long long)tv->st[s].published);
-		if (f[s].source == SF_FIG_NONE) {
+		if (f->source == SF_FIG_NONE) {
 			snprintf(fig, sizeof(fig), "-");
 			snprintf(sd, sizeof(sd), "-");
 			snprintf(rate, sizeof(rate), "-");
 		} else {
 			if (s == SATFEED_STREAM_POLL)
 				snprintf(fig, sizeof(fig), "idle %u.%u%%%c",
-					 f[s].idle_permille / 10,
-					 f[s].idle_permille % 10,
-					 fig_mark(&f[s]));
+					 f->idle_permille / 10,
+					 f->idle_permille % 10,
+					 fig_mark(f->source));
 			else
 				snprintf(fig, sizeof(fig), "cv2 %u.%03u%c",
-					 f[s].cv2_permille / 1000,
-					 f[s].cv2_permille % 1000,
-					 fig_mark(&f[s]));
+					 f->cv2_permille / 1000,
+					 f->cv2_permille % 1000,
+					 fig_mark(f->source));
 			fmt_dur(sd, sizeof(sd),
-				__builtin_sqrt((double)f[s].var_ns2));
+				__builtin_sqrt((double)f->var_ns2));
 			if (s == SATFEED_STREAM_POLL) {
 				snprintf(rate, sizeof(rate), "-");
 			} else {
 				fmt_num(num, sizeof(num),
-					f[s].rate_milli / 1000.0);
+					f->rate_milli / 1000.0);
 				snprintf(rate, sizeof(rate), "%s/s", num);
 			}
 		}
@@ -184,6 +187,7 @@ static int watch_view(struct view *vw, struct sf_skip_log *logs)
 {
 	struct sf_pins *p = vw->p;
 	struct sf_target_view *tv;
+	struct sf_reading r;
 	bool marked;
 	int err, n = 0;
 
@@ -199,8 +203,9 @@ static int watch_view(struct view *vw, struct sf_skip_log *logs)
 	watch_header(marked);
 	for (__u32 slot = 0; (err = sf_target_view_next(p, &slot, tv)) > 0;
 	     slot++) {
-		watch_target_line(vw, tv);
-		watch_rows(vw, tv, logs, marked);
+		view_reading(vw, tv, &r);
+		watch_target_line(&r);
+		watch_rows(tv, &r, logs, marked);
 		n++;
 	}
 	if (!err && !n)

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_reading.c - the figures a reader shows (tools/lib/sf_figures.c) and
+ * the one reading built from them (tools/lib/sf_reading.c), exactly:
+ *
+ *  - a partial window's mean, variance, dispersion and rate, from the
+ *    running sums, against references computed from the samples
+ *    themselves (the centred sum sum((p*x - S1)^2) / p^3, and each floor
+ *    checked by its defining inequality q*d <= n < (q+1)*d), for small and
+ *    largest windows, samples at the cap, and sums of squares above 2^64;
+ *  - its wait and idle shares against the span and the run-queue time,
+ *    its age and the estimate of when it closes;
+ *  - when a closed window turns stale: at exactly max(3 spans, 2 s) after
+ *    it closed it is still recent, 1 ns later it is not; then the window
+ *    in progress (partial) when there is one, else the old one (stale);
+ *  - the reading: the verdict is stale iff no stream has a recent closed
+ *    window, waits per send is as recent as the newest send window, a
+ *    gone target has no verdict.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "sf_figures.h"
+#include "sf_reading.h"
+#include "sf_test.h"
+
+typedef unsigned __int128 u128;
+
+#define MAX_P (1U << SATFEED_WINDOW_SHIFT_MAX)
+#define SEC 1000000000ULL
+
+static __u64 xs[MAX_P];
+
+static __u64 rnd(void)
+{
+	return (__u64)random() << 33 ^ (__u64)random() << 2 ^ random();
+}
+
+/* q == floor(n / d): q * d <= n < (q + 1) * d */
+static int is_floor(u128 q, u128 n, u128 d)
+{
+	return q * d <= n && n < (q + 1) * d;
+}
+
+/*
+ * A stream whose window in progress holds p samples xs[0..p), the first
+ * event at t0, one event per sample (a gap, or a wait that ended), each
+ * wait's run-queue share runq_per (poll).
+ */
+static void partial_stream(struct satfeed_stream *st, __u32 p, __u64 t0,
+			   __u64 runq_per)
+{
+	u128 s2 = 0;
+	__u64 s1 = 0;
+
+	memset(st, 0, sizeof(*st));
+	for (__u32 i = 0; i < p; i++) {
+		s1 += xs[i];
+		s2 += (u128)xs[i] * xs[i];
+	}
+	st->pending = p;
+	st->acc_start_ns = t0;
+	st->acc_sum_ns = s1;
+	st->acc_sumsq_lo = (__u64)s2;
+	st->acc_sumsq_hi = (__u64)(s2 >> 64);
+	st->acc_runq_ns = runq_per * p;
+	st->last_ns = t0 + s1;
+	st->calls = p;
+}
+
+static void check_partial(const char *what, __u32 p, __u32 n, __u32 stream)
+{
+	struct satfeed_stream *st = calloc(1, sizeof(*st));
+	__u64 s1 = 0, t0 = 1000 * SEC, now, runq;
+	u128 centred = 0;
+	struct sf_figures f;
+	char w[160];
+
+	for (__u32 i = 0; i < p; i++)
+		s1 += xs[i];
+	for (__u32 i = 0; i < p; i++) {
+		u128 d = (u128)p * xs[i] > s1 ? (u128)p * xs[i] - s1 :
+						 s1 - (u128)p * xs[i];
+		centred += d * d;
+	}
+	runq = xs[0] / 3;
+	partial_stream(st, p, t0, stream == SATFEED_STREAM_POLL ? runq : 0);
+	now = st->last_ns + 12345;
+	sf_stream_figures(st, stream, n, now, &f);
+
+	snprintf(w, sizeof(w), "%s: source", what);
+	ASSERT_EQ(f.source, SF_FIG_PARTIAL, w);
+	snprintf(w, sizeof(w), "%s: samples", what);
+	ASSERT_EQ(f.samples, p, w);
+	snprintf(w, sizeof(w), "%s: mean is floor(S1 / p)", what);
+	ASSERT_TRUE(is_floor(f.mean_ns, s1, p), "%s (%llu)", w,
+		    (unsigned long long)f.mean_ns);
+	/* var = centred / p^3 */
+	snprintf(w, sizeof(w), "%s: variance is the centred sum / p^3", what);
+	ASSERT_TRUE(is_floor(f.var_ns2, centred, (u128)p * p * p), "%s (%llu)",
+		    w, (unsigned long long)f.var_ns2);
+	/* cv2 = 1000 * centred / (p * S1^2) */
+	snprintf(w, sizeof(w), "%s: cv2 is 1000 * centred / (p S1^2)", what);
+	if (s1 && centred * 1000 / ((u128)p * s1 * s1) < 0xffffffffULL)
+		ASSERT_TRUE(is_floor(f.cv2_permille, centred * 1000,
+				     (u128)p * s1 * s1), "%s (%u)", w,
+			    f.cv2_permille);
+	snprintf(w, sizeof(w), "%s: age since the last event", what);
+	ASSERT_EQ(f.age_ns, 12345, w);
+	snprintf(w, sizeof(w), "%s: closes in (now - start) (n - p) / p", what);
+	if (p < n)
+		ASSERT_TRUE(is_floor(f.closes_in_ns,
+				     (u128)(now - t0) * (n - p), p),
+			    "%s (%llu)", w, (unsigned long long)f.closes_in_ns);
+	if (stream != SATFEED_STREAM_POLL) {
+		snprintf(w, sizeof(w), "%s: rate is p 10^12 / S1", what);
+		ASSERT_TRUE(is_floor(f.rate_milli, (u128)p * 1000000000000ULL,
+				     s1), "%s (%llu)", w,
+			    (unsigned long long)f.rate_milli);
+		snprintf(w, sizeof(w), "%s: no shares off poll", what);
+		ASSERT_EQ(f.wait_permille | f.idle_permille, 0, w);
+	} else {
+		__u64 span = st->last_ns - t0;
+
+		snprintf(w, sizeof(w), "%s: wait share 1000 S1 / span", what);
+		ASSERT_TRUE(is_floor(f.wait_permille, (u128)s1 * 1000, span),
+			    "%s (%u)", w, f.wait_permille);
+		snprintf(w, sizeof(w), "%s: idle share 1000 (S1 - runq) / span",
+			 what);
+		ASSERT_TRUE(is_floor(f.idle_permille,
+				     (u128)(s1 - runq * p) * 1000, span),
+			    "%s (%u)", w, f.idle_permille);
+		snprintf(w, sizeof(w), "%s: no rate for poll", what);
+		ASSERT_EQ(f.rate_milli, 0, w);
+	}
+	free(st);
+}
+
+static void test_partial(void)
+{
+	static const __u32 sizes[] = { 1, 2, 3, 7, 1000, 2047, 65535 };
+
+	srandom(23);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		__u32 p = sizes[k], n = p < 2048 ? 2048 : MAX_P;
+		char what[64];
+
+		/* random gaps up to the cap */
+		for (__u32 i = 0; i < p; i++)
+			xs[i] = rnd() % (SATFEED_SAMPLE_CAP_NS + 1);
+		snprintf(what, sizeof(what), "random p=%u send", p);
+		check_partial(what, p, n, SATFEED_STREAM_SEND);
+		snprintf(what, sizeof(what), "random p=%u poll", p);
+		check_partial(what, p, n, SATFEED_STREAM_POLL);
+		/* every sample at the cap: S2 above 2^64, variance 0 */
+		for (__u32 i = 0; i < p; i++)
+			xs[i] = SATFEED_SAMPLE_CAP_NS;
+		snprintf(what, sizeof(what), "at the cap p=%u", p);
+		check_partial(what, p, n, SATFEED_STREAM_RECV);
+		/* microsecond gaps with one outlier: a large dispersion */
+		for (__u32 i = 0; i < p; i++)
+			xs[i] = 1000 + rnd() % 50;
+		xs[p / 2] = 4000000000ULL;
+		snprintf(what, sizeof(what), "one outlier p=%u", p);
+		check_partial(what, p, n, SATFEED_STREAM_SEND);
+	}
+}
+
+/* A stream with one closed window [end - span, end] and p pending. */
+static void closed_stream(struct satfeed_stream *st, __u64 end, __u64 span,
+			  __u32 p)
+{
+	struct satfeed_window *w = &st->hist[0];
+
+	memset(st, 0, sizeof(*st));
+	st->published = 1;
+	w->seq = w->seq_end = 1;
+	w->start_ns = end - span;
+	w->end_ns = end;
+	w->samples = 2048;
+	w->sum_ns = span;
+	w->mean_ns = span / 2048;
+	w->rate_milli = 2048ULL * 1000000000000ULL / span;
+	w->cv2_permille = 777;
+	w->idle_permille = 500;
+	st->last_ns = end;
+	if (p) {
+		struct satfeed_window keep = *w;
+
+		for (__u32 i = 0; i < p; i++)
+			xs[i] = 1000 + i;
+		partial_stream(st, p, end + 10, 0);
+		st->published = 1;
+		st->hist[0] = keep;
+	}
+}
+
+static void check_stale(__u64 span, __u64 limit)
+{
+	struct satfeed_stream *st = calloc(1, sizeof(*st));
+	__u64 end = 5000 * SEC;
+	struct sf_figures f;
+	char w[96];
+
+	closed_stream(st, end, span, 0);
+	sf_stream_figures(st, SATFEED_STREAM_SEND, 2048, end + limit, &f);
+	snprintf(w, sizeof(w), "span %llu: recent at exactly the limit",
+		 (unsigned long long)span);
+	ASSERT_EQ(f.source, SF_FIG_CLOSED, w);
+	ASSERT_EQ(f.age_ns, limit, "closed: age since it closed");
+	ASSERT_EQ(f.rate_milli, st->hist[0].rate_milli,
+		  "closed: the engine's own rate");
+	sf_stream_figures(st, SATFEED_STREAM_SEND, 2048, end + limit + 1, &f);
+	snprintf(w, sizeof(w), "span %llu: stale 1 ns after the limit",
+		 (unsigned long long)span);
+	ASSERT_EQ(f.source, SF_FIG_STALE, w);
+	ASSERT_EQ(f.age_ns, limit + 1, "stale: age since it closed");
+	ASSERT_EQ(f.cv2_permille, 777, "stale: the old window's figures");
+	/* something counted since: the window in progress instead */
+	closed_stream(st, end, span, 5);
+	sf_stream_figures(st, SATFEED_STREAM_SEND, 2048, end + limit + 1, &f);
+	snprintf(w, sizeof(w), "span %llu: partial once stale with pending",
+		 (unsigned long long)span);
+	ASSERT_EQ(f.source, SF_FIG_PARTIAL, w);
+	ASSERT_EQ(f.samples, 5, "partial: its pending samples");
+	ASSERT_EQ(f.newest_seq, 1, "partial: the newest closed window named");
+	sf_stream_figures(st, SATFEED_STREAM_SEND, 2048, end + limit, &f);
+	ASSERT_EQ(f.source, SF_FIG_CLOSED, "pending, but the closed one recent");
+	/* a clock read before the window closed: age 0, recent */
+	sf_stream_figures(st, SATFEED_STREAM_SEND, 2048, end - 5, &f);
+	ASSERT_EQ(f.source, SF_FIG_CLOSED, "now before the end: recent");
+	ASSERT_EQ(f.age_ns, 0, "now before the end: age 0");
+	free(st);
+}
+
+static void test_stale(void)
+{
+	struct satfeed_stream *st = calloc(1, sizeof(*st));
+	struct sf_figures f;
+
+	/* short windows: 2 s at least; long ones: 3 of their spans */
+	check_stale(1000, SF_STALE_MIN_NS);
+	check_stale(SF_STALE_MIN_NS / SF_STALE_SPANS, SF_STALE_MIN_NS);
+	check_stale(SF_STALE_MIN_NS / SF_STALE_SPANS + 1,
+		    SF_STALE_SPANS * (SF_STALE_MIN_NS / SF_STALE_SPANS + 1));
+	check_stale(10 * SEC, 30 * SEC);
+	sf_stream_figures(st, SATFEED_STREAM_POLL, 2048, 7 * SEC, &f);
+	ASSERT_EQ(f.source, SF_FIG_NONE, "nothing counted: none");
+	ASSERT_EQ(f.age_ns | f.samples | f.closes_in_ns, 0, "none: all 0");
+	free(st);
+}
+
+/* ---- the reading ---- */
+
+static void test_reading(void)
+{
+	struct sf_target_view *tv = calloc(1, sizeof(*tv));
+	struct sf_reading *r = calloc(1, sizeof(*r));
+	__u64 end = 9000 * SEC, now;
+
+	tv->slot = 3;
+	/* a cgroup: gone only when marked (a pid would be looked up) */
+	tv->t.kind = SATFEED_TARGET_CGROUP;
+	tv->t.id = 4242;
+	tv->t.gen = 7;
+	/* send closed at end, poll 1 s before it; a verdict of full */
+	closed_stream(&tv->st[SATFEED_STREAM_SEND], end, 1000000, 0);
+	closed_stream(&tv->st[SATFEED_STREAM_POLL], end - SEC, 1000000, 0);
+	tv->verdict.gen = 7;
+	tv->verdict.state = SATFEED_SAT_FULL;
+	tv->verdict.why = SATFEED_SAT_WHY_WPS_FULL | SATFEED_SAT_WHY_WPS_NEAR;
+	tv->verdict.seen = SATFEED_SAT_SEEN_SEND | SATFEED_SAT_SEEN_POLL |
+			   SATFEED_SAT_SEEN_WPS | SATFEED_SAT_SEEN_WAITS;
+	tv->verdict.wps_avg_permille = 12;
+	tv->verdict.updated_ns = end;
+
+	now = end + SF_STALE_MIN_NS - SEC;
+	sf_reading_build(r, tv, 2048, now);
+	ASSERT_EQ(r->slot, 3, "reading: slot");
+	ASSERT_EQ(r->t.gen, 7, "reading: gen");
+	ASSERT_TRUE(!strcmp(sf_reading_state_name(r), "full"),
+		    "reading: state %s", sf_reading_state_name(r));
+	ASSERT_EQ(r->verdict_stale, 0, "send recent: verdict not stale");
+	ASSERT_EQ(r->verdict_age_ns, now - end, "verdict age");
+	ASSERT_EQ(r->fig[SF_FIG_WPS].source, SF_FIG_CLOSED, "wps: recent");
+	ASSERT_EQ(r->fig[SF_FIG_WPS].value, 12, "wps: the verdict's wps_avg");
+	ASSERT_EQ(r->fig[SF_FIG_WPS].age_ns, now - end, "wps: send's age");
+	ASSERT_EQ(r->fig[SF_FIG_IDLE].value, 500, "idle: poll's closed one");
+	ASSERT_EQ(r->fig[SF_FIG_IDLE].age_ns, now - end + SEC, "idle: age");
+	ASSERT_EQ(r->fig[SF_FIG_SEND_CV2].value, 777, "send cv2");
+	ASSERT_EQ(r->fig[SF_FIG_RECV_RATE].source, SF_FIG_NONE,
+		  "recv: nothing counted");
+	ASSERT_EQ(sf_reason_strongest(tv->verdict.why),
+		  SATFEED_SAT_WHY_WPS_FULL, "reasons: full only");
+
+	/* poll stale, send still recent: not stale */
+	now = end + SF_STALE_MIN_NS;
+	sf_reading_build(r, tv, 2048, now);
+	ASSERT_EQ(r->fig[SF_FIG_IDLE].source, SF_FIG_STALE, "idle: stale");
+	ASSERT_EQ(r->verdict_stale, 0, "one stream recent: not stale");
+	/* 1 ns later no stream is recent */
+	sf_reading_build(r, tv, 2048, now + 1);
+	ASSERT_EQ(r->verdict_stale, 1, "no stream recent: verdict stale");
+	ASSERT_EQ(r->fig[SF_FIG_WPS].source, SF_FIG_STALE, "wps: stale");
+	/* the send window in progress shows, the wps stays the old one's */
+	closed_stream(&tv->st[SATFEED_STREAM_SEND], end, 1000000, 9);
+	sf_reading_build(r, tv, 2048, now + 1);
+	ASSERT_EQ(r->fig[SF_FIG_SEND_RATE].source, SF_FIG_PARTIAL,
+		  "send rate: partial");
+	ASSERT_EQ(r->fig[SF_FIG_WPS].source, SF_FIG_STALE,
+		  "wps with a partial send: stale");
+	ASSERT_EQ(r->verdict_stale, 1, "partial only: verdict stale");
+
+	/* not judged yet: neither stale nor aged; no wps */
+	tv->verdict.state = SATFEED_SAT_UNKNOWN;
+	tv->verdict.seen = 0;
+	sf_reading_build(r, tv, 2048, now + 1);
+	ASSERT_EQ(r->verdict_stale | r->verdict_age_ns, 0, "unknown: no age");
+	ASSERT_EQ(r->fig[SF_FIG_WPS].source, SF_FIG_NONE, "unknown: no wps");
+
+	/* gone: state gone, no verdict figures */
+	tv->verdict.state = SATFEED_SAT_FULL;
+	tv->verdict.seen = SATFEED_SAT_SEEN_WPS;
+	tv->t.state = SATFEED_STATE_GONE;
+	sf_reading_build(r, tv, 2048, end);
+	ASSERT_TRUE(!strcmp(sf_reading_state_name(r), "gone"),
+		    "gone: state %s", sf_reading_state_name(r));
+	ASSERT_EQ(r->verdict_stale | r->verdict_age_ns, 0, "gone: no age");
+	ASSERT_EQ(r->fig[SF_FIG_WPS].source, SF_FIG_NONE, "gone: no wps");
+	free(r);
+	free(tv);
+}
+
+int main(void)
+{
+	test_partial();
+	test_stale();
+	test_reading();
+	return sf_test_summary("test_reading");
+}

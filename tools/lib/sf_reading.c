@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * sf_reading.c - one reading of a target (sf_reading.h): its verdict, its
+ * headline figures with their window and age, its counters.
+ */
+#include <string.h>
+#include "sf_common.h"
+#include "sf_reading.h"
+#include "sf_selector.h"
+
+const struct sf_fig_desc sf_figs[SF_NR_FIGS] = {
+	[SF_FIG_IDLE] = { "idle", "satfeed_idle_ratio", 3,
+		"Idle share: time spent in waits for work (wait time less run-queue time) over the span of the poll window, summed over the threads that wait (above 1 while several wait at once)." },
+	[SF_FIG_SEND_RATE] = { "send_rate", "satfeed_send_rate_per_second", 3,
+		"Sends per second (RPS_obs): samples over the sum of the gaps between sends." },
+	[SF_FIG_RECV_RATE] = { "recv_rate", "satfeed_recv_rate_per_second", 3,
+		"Receives per second: samples over the sum of the gaps between receives." },
+	[SF_FIG_SEND_CV2] = { "send_cv2", "satfeed_send_dispersion_ratio", 3,
+		"Dispersion of the gaps between sends: variance over squared mean (squared coefficient of variation)." },
+	[SF_FIG_RECV_CV2] = { "recv_cv2", "satfeed_recv_dispersion_ratio", 3,
+		"Dispersion of the gaps between receives: variance over squared mean (squared coefficient of variation)." },
+	[SF_FIG_WPS] = { "wps", "satfeed_waits_per_send", 3,
+		"Waits that ended per send, smoothed over send windows: what the verdict's wps rules compare." },
+};
+
+const char *const sf_reason_names[SF_NR_REASONS] = {
+	"wps_full", "wps_near", "idle_full", "idle_near", "cv2_rise",
+};
+
+const __u32 sf_reason_bits[SF_NR_REASONS] = {
+	SATFEED_SAT_WHY_WPS_FULL, SATFEED_SAT_WHY_WPS_NEAR,
+	SATFEED_SAT_WHY_IDLE_FULL, SATFEED_SAT_WHY_IDLE_NEAR,
+	SATFEED_SAT_WHY_CV2_RISE,
+};
+
+__u32 sf_reason_strongest(__u32 why)
+{
+	if (why & SATFEED_SAT_WHY_WPS_FULL)
+		why &= ~SATFEED_SAT_WHY_WPS_NEAR;
+	if (why & SATFEED_SAT_WHY_IDLE_FULL)
+		why &= ~SATFEED_SAT_WHY_IDLE_NEAR;
+	return why;
+}
+
+const char *sf_reading_state_name(const struct sf_reading *r)
+{
+	return r->gone ? "gone" : sf_sat_state_name(r->v.state);
+}
+
+/* A figure taken from a stream's figures (sf_figures.h). */
+static void from_stream(struct sf_fig_value *o, const struct sf_figures *f,
+			__u64 value)
+{
+	o->source = f->source;
+	o->value = f->source == SF_FIG_NONE ? 0 : value;
+	o->age_ns = f->source == SF_FIG_NONE ? 0 : f->age_ns;
+}
+
+/*
+ * Waits per send: the verdict's smoothed figure, updated when a send
+ * window closes: as recent as the newest send window, stale when that is.
+ */
+static void wps_figure(struct sf_reading *r)
+{
+	const struct sf_reading_stream *send = &r->s[SATFEED_STREAM_SEND];
+	struct sf_fig_value *o = &r->fig[SF_FIG_WPS];
+
+	if (r->gone || !(r->v.seen & SATFEED_SAT_SEEN_WPS) ||
+	    !send->published)
+		return;
+	o->value = r->v.wps_avg_permille;
+	o->age_ns = r->now > send->newest.end_ns ?
+			    r->now - send->newest.end_ns : 0;
+	o->source = send->f.source == SF_FIG_CLOSED ? SF_FIG_CLOSED :
+						      SF_FIG_STALE;
+}
+
+void sf_reading_build(struct sf_reading *r, const struct sf_target_view *tv,
+		      __u32 n, __u64 now)
+{
+	const struct sf_figures *f;
+	bool recent = false;
+
+	memset(r, 0, sizeof(*r));
+	r->slot = tv->slot;
+	r->t = tv->t;
+	r->gone = sf_target_gone(&tv->t);
+	r->v = tv->verdict;
+	memset(&r->v.lock, 0, sizeof(r->v.lock));
+	r->now = now;
+	for (int s = 0; s < SATFEED_NR_STREAMS; s++) {
+		const struct satfeed_stream *st = &tv->st[s];
+		const struct satfeed_window *w = satfeed_newest_window(st);
+		struct sf_reading_stream *o = &r->s[s];
+
+		o->published = st->published;
+		o->pending = st->pending;
+		o->calls = st->calls;
+		o->errors = st->errors;
+		o->eagain = st->eagain;
+		o->zero_bytes = st->zero_bytes;
+		o->not_socket = st->not_socket;
+		o->last_ns = st->last_ns;
+		if (w)
+			o->newest = *w;
+		sf_stream_figures(st, s, n, now, &o->f);
+		recent |= o->f.source == SF_FIG_CLOSED;
+	}
+	if (!r->gone && r->v.state != SATFEED_SAT_UNKNOWN) {
+		r->verdict_stale = !recent;
+		r->verdict_age_ns = now > r->v.updated_ns ?
+					    now - r->v.updated_ns : 0;
+	}
+	f = &r->s[SATFEED_STREAM_POLL].f;
+	from_stream(&r->fig[SF_FIG_IDLE], f, f->idle_permille);
+	f = &r->s[SATFEED_STREAM_SEND].f;
+	from_stream(&r->fig[SF_FIG_SEND_RATE], f, f->rate_milli);
+	from_stream(&r->fig[SF_FIG_SEND_CV2], f, f->cv2_permille);
+	f = &r->s[SATFEED_STREAM_RECV].f;
+	from_stream(&r->fig[SF_FIG_RECV_RATE], f, f->rate_milli);
+	from_stream(&r->fig[SF_FIG_RECV_CV2], f, f->cv2_permille);
+	wps_figure(r);
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * sf_reading.h - one reading of a target: what every output says of it.
+ *
+ * show, show --json, watch (and its --json) and the exporter all build
+ * this one struct from a target read under its locks
+ * (sf_target_view_next()), and print from it only:
+ *
+ *	struct sf_reading r;
+ *
+ *	sf_reading_build(&r, &tv, info.window_samples, sf_now_mono_ns());
+ *	printf("%s%s\n", sf_reading_state_name(&r),
+ *	       r.verdict_stale ? " (stale)" : "");
+ *	for (int i = 0; i < SF_NR_FIGS; i++)
+ *		if (r.fig[i].source != SF_FIG_NONE)
+ *			printf("%s %llu / 10^%d (%s, %llu ns old)\n",
+ *			       sf_figs[i].name, r.fig[i].value,
+ *			       sf_figs[i].decimals,
+ *			       sf_fig_source_name(r.fig[i].source),
+ *			       r.fig[i].age_ns);
+ *
+ * The verdict is the engine's (satfeed_verdict), with its age and whether
+ * it is stale: no stream has a recent closed window (sf_figures.h), so no
+ * window has been judged for a while.  The headline figures (enum sf_fig)
+ * are each an exact integer over a power of ten, with the window it comes
+ * from (closed, partial, stale) and its age.  A figure is added in one
+ * place, sf_figs[] and its fill in sf_reading.c, and every output that
+ * walks sf_figs[] (the JSON's "reading", the exporter) shows it.
+ */
+#ifndef __SF_READING_H
+#define __SF_READING_H
+
+#include <stdbool.h>
+#include "satfeed.h"
+#include "sf_figures.h"
+#include "sf_pins.h"
+
+/* The headline figures of a target. */
+enum sf_fig {
+	SF_FIG_IDLE = 0,	/* poll: idle share of the span */
+	SF_FIG_SEND_RATE,	/* send: sends per second (RPS_obs) */
+	SF_FIG_RECV_RATE,	/* recv: receives per second */
+	SF_FIG_SEND_CV2,	/* send: dispersion of the gaps, var/mean^2 */
+	SF_FIG_RECV_CV2,	/* recv: the same */
+	SF_FIG_WPS,		/* waits per send, smoothed (the verdict's) */
+	SF_NR_FIGS,
+};
+
+struct sf_fig_desc {
+	const char *name;	/* the key in JSON: "idle", "send_rate" */
+	const char *metric;	/* the exporter's gauge */
+	int decimals;		/* value / 10^decimals is the figure */
+	const char *help;	/* the metric's HELP: unit and meaning */
+};
+
+extern const struct sf_fig_desc sf_figs[SF_NR_FIGS];
+
+/* One figure: value / 10^sf_figs[i].decimals, when source is not NONE. */
+struct sf_fig_value {
+	enum sf_fig_source source;
+	__u64 value;
+	__u64 age_ns;		/* since its window closed (closed, stale) or
+				 * its last event (partial) */
+};
+
+/* The counters and the newest closed window of one stream. */
+struct sf_reading_stream {
+	__u64 published;	/* windows closed */
+	__u64 pending;
+	__u64 calls;
+	__u64 errors;
+	__u64 eagain;
+	__u64 zero_bytes;
+	__u64 not_socket;
+	__u64 last_ns;		/* CLOCK_MONOTONIC, 0: no event yet */
+	struct satfeed_window newest;	/* valid when published */
+	struct sf_figures f;	/* what a reader shows (sf_figures.h) */
+};
+
+struct sf_reading {
+	__u32 slot;
+	struct satfeed_target t;	/* as read (gen, kind, id, names) */
+	bool gone;
+	/* the verdict: the engine's as read; not shown for a gone target */
+	struct satfeed_verdict v;
+	bool verdict_stale;	/* judged, but no stream has a recent
+				 * closed window */
+	__u64 verdict_age_ns;	/* since it was last evaluated, 0: never */
+	struct sf_fig_value fig[SF_NR_FIGS];
+	struct sf_reading_stream s[SATFEED_NR_STREAMS];
+	__u64 now;		/* CLOCK_MONOTONIC of the reading */
+};
+
+/*
+ * Build r from tv (read with sf_target_view_next()), n samples per window,
+ * as of now (CLOCK_MONOTONIC ns).
+ */
+void sf_reading_build(struct sf_reading *r, const struct sf_target_view *tv,
+		      __u32 n, __u64 now);
+
+/* "gone", or the verdict's state ("unknown", "ok", "near", "full") */
+const char *sf_reading_state_name(const struct sf_reading *r);
+
+/*
+ * The rules that hold (satfeed_verdict.why), each named once, the stronger
+ * of near and full only: "wps_full", "wps_near", "idle_full", "idle_near",
+ * "cv2_rise".  sf_reason_names[i] is the name of bit sf_reason_bits[i].
+ */
+#define SF_NR_REASONS 5
+extern const char *const sf_reason_names[SF_NR_REASONS];
+extern const __u32 sf_reason_bits[SF_NR_REASONS];
+
+/* The reasons of why, the weaker one of a near/full pair dropped. */
+__u32 sf_reason_strongest(__u32 why);
+
+#endif /* __SF_READING_H */
