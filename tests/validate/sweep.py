@@ -24,17 +24,32 @@ import satrule
 from fidelity import CSV_FIELDS, log
 
 
-def show(ctl, bpffs, pid):
-    out = subprocess.run([ctl, "--bpffs", bpffs, "show", "--json", "--pid",
-                          str(pid)], capture_output=True, text=True)
+def show(ctl, bpffs, pid, cgroup=None):
+    """The watched target's part of satfeedctl show --json: pid PID, or
+    (pid None) the cgroup CGROUP."""
+    sel = ["--pid", str(pid)] if pid is not None else ["--cgroup", cgroup]
+    out = subprocess.run([ctl, "--bpffs", bpffs, "show", "--json"] + sel,
+                         capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError("satfeedctl show failed (%d): %s" %
                            (out.returncode, out.stderr.strip()))
     doc = json.loads(out.stdout)
     for t in doc.get("targets", []):
-        if t.get("pid") == pid:
+        if pid is None or t.get("pid") == pid:
             return t
-    raise RuntimeError("pid %d is not watched under %s" % (pid, bpffs))
+    raise RuntimeError("%s is not watched under %s" % (
+        "pid %d" % pid if pid is not None else cgroup, bpffs))
+
+
+def snapshot(t, now):
+    """Every figure and verdict of one show --json reading of a target,
+    without the window histories (those are kept once, by seq)."""
+    s = {k: v for k, v in t.items() if k not in ("send", "recv", "poll")}
+    for k in ("send", "recv", "poll"):
+        if k in t:
+            s[k] = {f: v for f, v in t[k].items() if f != "windows"}
+    s["t_ns"] = now
+    return s
 
 
 def keybytes(key):
@@ -71,6 +86,7 @@ class Level:
         self.calls = []         # (t_ns, send windows, send calls, poll calls)
         self.states = []        # (t_ns, reference state, its wps_avg)
         self.verdicts = []      # (t_ns, satfeed_verdict as a dict)
+        self.snaps = []         # snapshot() of every reading
         self.t_verdict = 0
 
     def take(self, a, t):
@@ -82,6 +98,7 @@ class Level:
                 self.seen[s][w["seq"]] = w
         c = (t["send"]["seq"], t["send"]["calls"], t["poll"]["calls"])
         self.calls.append((now,) + c)
+        self.snaps.append(snapshot(t, now))
         self.rule.update(*c)
         self.states.append((now, self.rule.state, self.rule.wps_avg))
         if t.get("slot") is None or now - self.t_verdict < 400000000:
@@ -92,7 +109,7 @@ class Level:
             self.verdicts.append((time.monotonic_ns(), v))
 
 
-def run_level(a, rate, duration, rule=None):
+def run_level(a, rate, duration, rule=None, frac=None):
     """One sfload run; returns (sfload report dict, {stream: [windows]},
     Level or None).  Without a rule nothing is collected."""
     cmd = [a.sfload, "--rate", "%.1f" % rate, "--connections",
@@ -101,6 +118,8 @@ def run_level(a, rate, duration, rule=None):
            "--proto", a.proto, "127.0.0.1:%d" % a.port]
     if a.proto == "memcached":
         cmd += ["--keys", "1000", "--set-ratio", "0.1"]
+    if a.proto == "http":
+        cmd += ["--path", a.path]
     lv = Level(rule) if rule else None
     t_launch = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -108,12 +127,12 @@ def run_level(a, rate, duration, rule=None):
     while lv and p.poll() is None:
         time.sleep(0.2)
         try:
-            lv.take(a, show(a.ctl, a.bpffs, a.pid))
+            lv.take(a, show(a.ctl, a.bpffs, a.pid, a.cgroup))
         except RuntimeError as e:
             log("warning:", e)
     out, err = p.communicate()
     if lv:
-        lv.take(a, show(a.ctl, a.bpffs, a.pid))
+        lv.take(a, show(a.ctl, a.bpffs, a.pid, a.cgroup))
     if p.returncode not in (0,):
         raise RuntimeError("sfload exited %d: %s" % (p.returncode,
                                                     err.strip()[-300:]))
@@ -130,13 +149,13 @@ def run_level(a, rate, duration, rule=None):
                       key=lambda w: w["seq"]) for s in lv.seen}
     if a.raw:
         with open(a.raw, "a") as f:
-            json.dump({"rate": rate, "t0_ns": lv.t0, "t1_ns": lv.t1,
-                       "rep": rep,
+            json.dump({"server": a.server, "frac": frac, "rate": rate,
+                       "t0_ns": lv.t0, "t1_ns": lv.t1, "rep": rep,
                        "all": {s: sorted(lv.seen[s].values(),
                                          key=lambda w: w["seq"])
                                for s in lv.seen},
                        "calls": lv.calls, "states": lv.states,
-                       "verdicts": lv.verdicts}, f)
+                       "verdicts": lv.verdicts, "snapshots": lv.snaps}, f)
             f.write("\n")
     return rep, wins, lv
 
@@ -194,6 +213,10 @@ def level_figures(lv, wins):
     """The saturation columns of one level (see fidelity.py)."""
     inl = lambda t: lv.t0 <= t <= lv.t1
     calls = [c for c in lv.calls if inl(c[0])]
+    shown = [satrule.BY_NAME[s["saturation"]["state"].upper()]
+             for s in lv.snaps if inl(s["t_ns"]) and
+             str(s.get("saturation", {}).get("state", "")).upper()
+             in satrule.BY_NAME]
     wps = float("nan")
     if len(calls) >= 2 and calls[-1][2] > calls[0][2]:
         wps = (1000 * (calls[-1][3] - calls[0][3]) //
@@ -209,6 +232,10 @@ def level_figures(lv, wins):
                                      for w in wins["recv"]]),
         "waits_per_send_permille": wps,
         "state": mode([v["state"] for t, v in lv.verdicts if inl(t)]),
+        # the verdict show --json published (saturation.state), as
+        # satrule's numbers: the one read most often, and the worst
+        "verdict": mode(shown),
+        "verdict_worst": max(shown) if shown else float("nan"),
         "rule_state": mode([st for t, st, _ in lv.states if inl(t)]),
     }
 
@@ -223,6 +250,8 @@ def sweep(a):
     lo, hi = a.lo, a.hi
     n = a.levels
     fracs = [lo + (hi - lo) * i / (n - 1) for i in range(n)]
+    if a.fracs:
+        fracs = [float(x) for x in a.fracs.split(",")]
     rows = []
     rule = satrule.Rule()
     for i, fr in enumerate(fracs):
@@ -230,7 +259,7 @@ def sweep(a):
         # several windows per level: at least a.windows windows at this rate
         dur = min(a.max_duration, max(a.min_duration,
                                       a.windows * a.window / rate))
-        rep, wins, lv = run_level(a, rate, dur, rule)
+        rep, wins, lv = run_level(a, rate, dur, rule, fr)
         sw, rw, pw = wins["send"], wins["recv"], wins["poll"]
         sum_ns = sum(w["sum_ns"] for w in sw)
         nsamp = a.window * len(sw)
@@ -249,6 +278,7 @@ def sweep(a):
             "p50_us": rep["p50_us"], "p99_us": rep["p99_us"],
             "p999_us": rep["p999_us"], "timeouts": rep["timeouts"],
             "errors": rep["errors"], "duration_s": "%.2f" % dur,
+            "pct_capacity": "%.0f" % (100 * fr),
         }
         row.update(level_figures(lv, wins))
         log("  level %2d offered %8.0f served %8.0f rps_obs %8.0f (%d win) "
@@ -271,7 +301,13 @@ def main():
     ap.add_argument("--server", required=True)
     ap.add_argument("--proto", default="sf")
     ap.add_argument("--port", type=int, required=True)
-    ap.add_argument("--pid", type=int, required=True)
+    who = ap.add_mutually_exclusive_group(required=True)
+    who.add_argument("--pid", type=int)
+    who.add_argument("--cgroup", help="the watched cgroup (a server whose "
+                     "worker processes do the I/O)")
+    ap.add_argument("--path", default="/", help="http: the path to GET")
+    ap.add_argument("--fracs", help="the levels, comma-separated fractions "
+                    "of capacity (instead of --lo/--hi/--levels)")
     ap.add_argument("--csv", required=True)
     ap.add_argument("--bpffs", required=True)
     ap.add_argument("--ctl", default="build/satfeedctl")

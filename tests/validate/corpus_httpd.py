@@ -1,0 +1,40 @@
+"""corpus_httpd.py - the corpus's thread-per-connection server: Python's
+http.server.ThreadingHTTPServer serving one directory, HTTP/1.1 keep-alive.
+
+    python3 corpus_httpd.py PORT DIR
+
+One thread per connection (socketserver.ThreadingMixIn): each thread
+blocks in recv on its own connection and answers with send, so the
+server has no event loop and makes no poll-family call while it serves.
+The listening thread waits for connections in poll() (selectors), once
+per accept.  protocol_version HTTP/1.1 keeps connections open (the
+default, HTTP/1.0, closes after every response); the request log is off.
+"""
+import functools
+import http.server
+import sys
+
+
+class Handler(http.server.SimpleHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128
+
+
+def main():
+    if len(sys.argv) != 3:
+        print("usage: corpus_httpd.py PORT DIR", file=sys.stderr)
+        return 2
+    h = functools.partial(Handler, directory=sys.argv[2])
+    Server(("127.0.0.1", int(sys.argv[1])), h).serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
