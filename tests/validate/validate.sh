@@ -67,6 +67,12 @@ fi
 # --- dependencies (idempotent) ---
 bash tools/install-deps.sh validate
 make -s all >/dev/null
+# sfload's HTTP and DNS modes (the corpus's load) against servers of known
+# behaviour: no root needed, a few seconds
+python3 tests/validate/test_sfload_proto.py "$B/sfload" || {
+	echo "validate.sh: sfload's http or dns mode is broken" >&2
+	exit 1
+}
 sf_bpffs_mount || { echo "validate.sh: cannot mount bpffs" >&2; exit 1; }
 
 # --- cleanup on every path ---
