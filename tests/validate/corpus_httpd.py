@@ -26,6 +26,12 @@ class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
 
+    def handle_error(self, request, client_address):
+        # a client that leaves mid-response (sfload at the end of its
+        # drain) is no error of the server's
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
 
 def main():
     if len(sys.argv) != 3:

@@ -161,37 +161,45 @@ def run_level(a, rate, duration, rule=None, frac=None):
 
 
 def capacity(a):
-    """Rising rates until served < 95% of offered or p99 blows up."""
-    rate = a.start_rate
-    base_p99 = None
-    cap = None
-    log("%s: capacity search from %.0f rps" % (a.server, rate))
-    while rate <= a.max_rate:
+    """Rising rates until served < 95% of offered or p99 blows up (from
+    a start rate that is already too much: halving down to 1/16 of it)."""
+    base_p99 = []
+
+    def passes(rate):
         rep, _, _ = run_level(a, rate, a.cap_duration)
+        if not base_p99:
+            base_p99.append(max(rep["p99_us"], 50.0))
         ok = rep["served_rps"] >= 0.95 * rate and rep["timeouts"] == 0
-        if base_p99 is None:
-            base_p99 = max(rep["p99_us"], 50.0)
         # p99 only with --cap-p99: the knee check needs a sweep that passes
         # the served knee, and p99 on this 2-CPU host blows up earlier
-        blown = a.cap_p99 and rep["p99_us"] > 20 * base_p99
+        blown = a.cap_p99 and rep["p99_us"] > 20 * base_p99[0]
         log("  offered %8.0f served %8.0f p99 %9.1f us %s" %
             (rate, rep["served_rps"], rep["p99_us"],
              "ok" if ok and not blown else "SATURATED"))
-        if not ok or blown:
+        return ok and not blown
+
+    rate = a.start_rate
+    cap = None
+    log("%s: capacity search from %.0f rps" % (a.server, rate))
+    while rate <= a.max_rate:
+        if not passes(rate):
             break
         cap = rate
         rate *= a.step
+    while cap is None and rate > a.start_rate / 16:
+        if passes(rate / 2):
+            cap = rate / 2
+        else:
+            rate /= 2
     if cap is None:
-        raise RuntimeError("server saturated at the first rate %.0f" %
-                           a.start_rate)
+        raise RuntimeError("server saturated at %.0f rps, 1/16 of the "
+                           "start rate" % rate)
     if rate > a.max_rate:
         log("  capacity above --max-rate: using %.0f" % cap)
     else:
         # one bisection step between the last pass and the first failure
         mid = math.sqrt(cap * rate)
-        rep, _, _ = run_level(a, mid, a.cap_duration)
-        if rep["served_rps"] >= 0.95 * mid and rep["timeouts"] == 0 and \
-                not (a.cap_p99 and rep["p99_us"] > 20 * base_p99):
+        if passes(mid):
             cap = mid
         log("  capacity %.0f rps" % cap)
     return cap
