@@ -12,14 +12,22 @@
 #                        dnsmasq, levels 10 100 150%, 256-sample windows;
 #                        checks only that every level was recorded
 #   bash tests/validate/corpus.sh --servers A,B   only these servers
+#   bash tests/validate/corpus.sh --holdout       the held-out servers
+#                        only (below), to check a rule designed on the
+#                        others; their results go to corpus-holdout.md,
+#                        never into docs/validation.md
 #   bash tests/validate/corpus.sh --list          the servers, one a line
+#                        (held-out ones marked)
 #
 # Servers (docs/validation.md, "Corpus", says why each): lighttpd (one
 # thread, epoll), memcached-t4 (four epoll threads), nginx (master and two
 # workers, watched as its own cgroup v2), pyhttp (Python's
 # ThreadingHTTPServer: a thread per connection), dnsmasq (UDP, one thread,
 # poll), sfserver-uring (io_uring), nginx-proxy (nginx in front of a
-# lighttpd, watched as its cgroup).
+# lighttpd, watched as its cgroup).  Held out (--holdout): memcached-t1
+# (one epoll thread), apache2-worker (mpm_worker: a thread per connection
+# that polls its one socket between keep-alive requests; its cgroup),
+# haproxy (a two-thread epoll proxy in front of a lighttpd).
 #
 # Per server: a satfeed engine of its own under $CORPUS_BPFFS-<server>
 # (default /sys/fs/bpf/satfeed-corpus-<server>), loaded before the server
@@ -30,8 +38,8 @@
 # runs the levels.  Outputs in build/validate/: <server>.levels.jsonl (per
 # level: sfload's report, every show --json reading without the window
 # histories, every window by seq, the engine's sf_verdict), <server>.csv,
-# <server>.add.txt, and from corpus_report.py corpus.md, corpus.txt and
-# <server>_verdict.png.
+# <server>.add.txt, and from corpus_report.py corpus.md and corpus.txt
+# (corpus-holdout.* for --holdout) and <server>_verdict.png.
 # Exit status: 0 ok, 1 a server or a run failed or a record is malformed,
 # 2 bad usage.
 set -euo pipefail
@@ -39,16 +47,23 @@ cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
 ALL=(lighttpd memcached-t4 nginx pyhttp dnsmasq sfserver-uring nginx-proxy)
+HOLDOUT=(memcached-t1 apache2-worker haproxy)
 QUICK=0
+HOLD=0
 PICK=""
 for arg in "$@"; do
 	case $arg in
 	--quick) QUICK=1 ;;
+	--holdout) HOLD=1 ;;
 	--servers=*) PICK=${arg#--servers=} ;;
 	--servers) PICK=next ;;
-	--list) printf '%s\n' "${ALL[@]}"; exit 0 ;;
+	--list)
+		printf '%s\n' "${ALL[@]}"
+		printf '%s (held out)\n' "${HOLDOUT[@]}"
+		exit 0
+		;;
 	-h | --help)
-		sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
@@ -68,11 +83,13 @@ fi
 if [ -n "$PICK" ]; then
 	IFS=, read -ra SERVERS <<<"$PICK"
 	for s in "${SERVERS[@]}"; do
-		case " ${ALL[*]} " in
+		case " ${ALL[*]} ${HOLDOUT[*]} " in
 		*" $s "*) ;;
 		*) echo "corpus.sh: unknown server '$s' (try --list)" >&2; exit 2 ;;
 		esac
 	done
+elif [ $HOLD = 1 ]; then
+	SERVERS=("${HOLDOUT[@]}")
 elif [ $QUICK = 1 ]; then
 	SERVERS=(lighttpd dnsmasq)
 else
@@ -244,6 +261,78 @@ start_sfserver-uring() {
 	S_SEL=(--pid "$S_PID") S_PROTO=sf S_CONNS=4 S_START=1000
 }
 
+# --- held out ---
+
+start_memcached-t1() {
+	S_PORT=$(sf_free_port)
+	start_bg memcached -u root -t 1 -p "$S_PORT" -l 127.0.0.1 -U 0 -c 4096
+	S_SEL=(--pid "$S_PID") S_PROTO=memcached S_CONNS=8 S_START=4000
+}
+
+start_apache2-worker() { # its master and one child of 64 threads
+	S_PORT=$(sf_free_port)
+	mkdir -p "$TMP/apache2"
+	cat >"$TMP/apache2/apache2.conf" <<EOF
+ServerRoot "$TMP/apache2"
+ServerName localhost
+PidFile $TMP/apache2/apache2.pid
+ErrorLog $TMP/apache2/error.log
+LoadModule mpm_worker_module /usr/lib/apache2/modules/mod_mpm_worker.so
+LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
+User nobody
+Group nogroup
+Listen 127.0.0.1:$S_PORT
+DocumentRoot "$WWW"
+<Directory "$WWW">
+	Require all granted
+</Directory>
+KeepAlive On
+MaxKeepAliveRequests 0
+KeepAliveTimeout 60
+StartServers 1
+ServerLimit 1
+ThreadsPerChild 64
+MaxRequestWorkers 64
+EnableSendfile Off
+EOF
+	sf_cgroup_make satfeed-corpus-apache2-worker || {
+		echo "corpus.sh: cannot create a cgroup v2 for apache2" >&2
+		return 1
+	}
+	CGS+=("$CG_DIR")
+	start_bg bash -c 'echo $$ >"$1/cgroup.procs" && exec apache2 -DFOREGROUND -f "$2"' \
+		_ "$CG_DIR" "$TMP/apache2/apache2.conf"
+	S_SEL=(--cgroup "$CG_DIR") S_PROTO=http S_CONNS=16 S_START=1000
+}
+
+start_haproxy() { # two threads (nbthread: one per CPU), HTTP keep-alive
+	local bport
+	bport=$(sf_free_port)
+	lighttpd_conf "$bport" "$TMP/hbackend.conf"
+	lighttpd -D -f "$TMP/hbackend.conf" &
+	PIDS+=($!)
+	sf_wait_port "$bport" || return 1
+	S_PORT=$(sf_free_port)
+	cat >"$TMP/haproxy.cfg" <<EOF
+global
+	maxconn 4096
+defaults
+	mode http
+	timeout connect 5s
+	timeout client 60s
+	timeout server 60s
+	timeout http-keep-alive 60s
+frontend fe
+	bind 127.0.0.1:$S_PORT
+	default_backend be
+backend be
+	http-reuse always
+	server s1 127.0.0.1:$bport
+EOF
+	start_bg haproxy -db -f "$TMP/haproxy.cfg"
+	S_SEL=(--pid "$S_PID") S_PROTO=http S_CONNS=16 S_START=1000
+}
+
 start_nginx-proxy() {
 	local bport
 	bport=$(sf_free_port)
@@ -332,15 +421,18 @@ for s in "${SERVERS[@]}"; do
 done
 rc=0
 if [ ${#ok[@]} -gt 0 ]; then
-	args=(--outdir "$OUT" --servers "${ok[@]}" --window "$WINDOW")
+	name=corpus
+	[ $HOLD = 1 ] && name=corpus-holdout
+	args=(--outdir "$OUT" --servers "${ok[@]}" --window "$WINDOW"
+		--md "$name.md")
 	if [ $QUICK = 1 ]; then
 		args+=(--quick)
-	elif [ -z "$PICK" ]; then
+	elif [ $HOLD = 0 ] && [ -z "$PICK" ]; then
 		args+=(--doc docs/validation.md)
 	fi
 	python3 tests/validate/corpus_report.py "${args[@]}" \
-		>"$OUT/corpus.txt" || rc=1
-	cat "$OUT/corpus.txt"
+		>"$OUT/$name.txt" || rc=1
+	cat "$OUT/$name.txt"
 fi
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "corpus.sh: failed: ${failed[*]}" >&2

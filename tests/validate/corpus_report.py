@@ -2,7 +2,8 @@
 the verdict satfeed published at each level against the knee.
 
 Python 3 standard library only.  Reads build/validate/<server>.csv (from
-sweep.py) and <server>.levels.jsonl, and writes corpus.md (the tables),
+sweep.py) and <server>.levels.jsonl, and writes corpus.md (the tables;
+--md names another file),
 <server>_verdict.png (gnuplot) and, with --doc, the generated part of
 docs/validation.md's Corpus section (between the two CORPUS markers).
 
@@ -218,6 +219,8 @@ def main():
     ap.add_argument("--window", type=int, default=2048)
     ap.add_argument("--doc", help="rewrite the generated part of this "
                     "file's Corpus section")
+    ap.add_argument("--md", default="corpus.md",
+                    help="the tables' file in --outdir (default corpus.md)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-plots", action="store_true")
     a = ap.parse_args()
@@ -236,7 +239,7 @@ def main():
             continue
         results.append((name, rows, cap, raw, j))
     md = render(a, results)
-    with open(os.path.join(a.outdir, "corpus.md"), "w") as f:
+    with open(os.path.join(a.outdir, a.md), "w") as f:
         f.write(md)
     if a.doc and not bad:
         write_doc(a.doc, md)
