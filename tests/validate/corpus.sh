@@ -395,6 +395,7 @@ run_server() { # NAME
 	local who=("${S_SEL[@]}")
 	python3 tests/validate/sweep.py --server "$name" --proto "$S_PROTO" \
 		--port "$S_PORT" "${who[@]}" --path /index.html \
+		--probe-port "$S_PORT" \
 		--connections "$S_CONNS" --start-rate "$S_START" \
 		--csv "$OUT/$name.csv" --bpffs "$ROOT" --ctl "$B/satfeedctl" \
 		--sfload "$B/sfload" --window "$WINDOW" \

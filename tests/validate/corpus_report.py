@@ -41,6 +41,9 @@ NAMES = {satrule.UNKNOWN: "unknown", satrule.OK: "ok",
          satrule.NEAR: "near", satrule.FULL: "full"}
 
 
+nan = float("nan")
+
+
 def fnum(v):
     try:
         return float(v)
@@ -106,6 +109,13 @@ def pct(rows, i):
 
 def pcts(rows, ix):
     return ", ".join(pct(rows, i) for i in ix) if ix else "none"
+
+
+def unread(r):
+    """Bytes the server had not read: TCP connections' or UDP sockets'."""
+    xs = [r.get(k, nan) for k in ("probe_rxq_max", "probe_udp_rxq_max")]
+    xs = [x for x in xs if math.isfinite(x)]
+    return max(xs) if xs else nan
 
 
 def name_of(x):
@@ -183,19 +193,26 @@ def render(a, results):
         L.append("Watched with `%s`.  Plot: `build/validate/%s_verdict.png`."
                  "\n" % (add_line(a.outdir, name), name))
         L.append("| level | offered | served | served/offered | p50 (us) | "
-                 "p99 (us) | waits/send (‰) | idle (‰) | verdict | worst | "
-                 "readings |")
-        L.append("|---|---|---|---|---|---|---|---|---|---|---|")
+                 "p99 (us) | waits/send (‰) | idle (‰) | backlog max | "
+                 "unread max (B) | UDP drops | run-queue delay (‰) | "
+                 "verdict | worst | readings |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+                 "---|")
         for i, (r, x) in enumerate(zip(rows, raw)):
             num = (lambda v: "%.0f" % v if math.isfinite(v) else "-")
             L.append("| %.0f%%%s | %.0f | %.0f | %.3f | %.0f | %.0f | %s | "
-                     "%s | %s | %s | %d |" % (
+                     "%s | %s | %s | %s | %s | %s | %s | %d |" % (
                          r["pct_capacity"],
                          " (knee)" if i == j["knee"] else "",
                          r["offered_rps"], r["served_rps"],
                          r["served_rps"] / r["offered_rps"], r["p50_us"],
                          r["p99_us"], num(r["waits_per_send_permille"]),
-                         num(r["idle_permille"]), name_of(r["verdict"]),
+                         num(r["idle_permille"]),
+                         num(r.get("probe_backlog_max", nan)),
+                         num(unread(r)),
+                         num(r.get("probe_udp_drops", nan)),
+                         num(r.get("probe_runq_permille", nan)),
+                         name_of(r["verdict"]),
                          name_of(r["verdict_worst"]),
                          len(x["snapshots"])))
     return "\n".join(L) + "\n"

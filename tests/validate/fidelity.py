@@ -17,6 +17,9 @@ CSV_FIELDS = [
     # show --json published during it (satrule's numbers): the one read
     # most often and the worst (tests/validate/corpus.sh)
     "pct_capacity", "verdict", "verdict_worst",
+    # queueing seen from outside satfeed (probe.py, corpus.sh only)
+    "probe_backlog_max", "probe_rxq_max", "probe_udp_rxq_max",
+    "probe_udp_drops", "probe_runq_permille",
 ]
 
 

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 
+import probe
 import satrule
 from fidelity import CSV_FIELDS, log
 
@@ -98,7 +99,10 @@ class Level:
                 self.seen[s][w["seq"]] = w
         c = (t["send"]["seq"], t["send"]["calls"], t["poll"]["calls"])
         self.calls.append((now,) + c)
-        self.snaps.append(snapshot(t, now))
+        snap = snapshot(t, now)
+        if a.probe_port:
+            snap["probe"] = probe.probe(a.probe_port, a.pid, a.cgroup)
+        self.snaps.append(snap)
         self.rule.update(*c)
         self.states.append((now, self.rule.state, self.rule.wps_avg))
         if t.get("slot") is None or now - self.t_verdict < 400000000:
@@ -229,7 +233,7 @@ def level_figures(lv, wins):
     if len(calls) >= 2 and calls[-1][2] > calls[0][2]:
         wps = (1000 * (calls[-1][3] - calls[0][3]) //
                (calls[-1][2] - calls[0][2]))
-    return {
+    return dict(probe_figures([s for s in lv.snaps if inl(s["t_ns"])]), **{
         "wait_permille": median([satrule.wait_permille(w)
                                  for w in wins["poll"]]),
         "idle_permille": median([satrule.idle_permille(w)
@@ -245,7 +249,31 @@ def level_figures(lv, wins):
         "verdict": mode(shown),
         "verdict_worst": max(shown) if shown else float("nan"),
         "rule_state": mode([st for t, st, _ in lv.states if inl(t)]),
-    }
+    })
+
+
+def probe_figures(snaps):
+    """The level's queueing seen from outside (probe.py): the largest
+    accept backlog and unread bytes seen, the datagrams dropped, and the
+    server's threads' run-queue delay in permille of the level's time
+    (summed over threads: 1000 = one thread always waiting for a CPU)."""
+    pr = [(s["t_ns"], s["probe"]) for s in snaps if s.get("probe")]
+    nan = float("nan")
+
+    def top(k):
+        xs = [p[k] for _, p in pr if p.get(k) is not None]
+        return max(xs) if xs else nan
+
+    def delta(k):
+        xs = [(t, p[k]) for t, p in pr if p.get(k) is not None]
+        return (xs[-1][1] - xs[0][1], xs[-1][0] - xs[0][0]) \
+            if len(xs) >= 2 else (nan, nan)
+    drops, _ = delta("udp_drops")
+    waited, span = delta("wait_ns")
+    return {"probe_backlog_max": top("backlog"), "probe_rxq_max": top("rxq"),
+            "probe_udp_rxq_max": top("udp_rxq"), "probe_udp_drops": drops,
+            "probe_runq_permille": 1000 * waited / span
+            if math.isfinite(span) and span > 0 else nan}
 
 
 def sweep(a):
@@ -314,6 +342,9 @@ def main():
     who.add_argument("--cgroup", help="the watched cgroup (a server whose "
                      "worker processes do the I/O)")
     ap.add_argument("--path", default="/", help="http: the path to GET")
+    ap.add_argument("--probe-port", type=int, help="read the server's "
+                    "socket queues on this port and its threads' run-queue "
+                    "delay at every reading (probe.py)")
     ap.add_argument("--fracs", help="the levels, comma-separated fractions "
                     "of capacity (instead of --lo/--hi/--levels)")
     ap.add_argument("--csv", required=True)
