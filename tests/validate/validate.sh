@@ -111,8 +111,13 @@ else
 fi
 
 mkdir -p "$OUT"
-rm -f "$OUT"/*.csv "$OUT"/*.capacity "$OUT"/*.png "$OUT"/*.dat \
-	"$OUT"/*.levels.jsonl "$OUT"/summary.md
+# only this script's own outputs: build/validate also holds the corpus's
+# (tests/validate/corpus.sh)
+for f in memcached sfserver sfserver-uring; do
+	rm -f "$OUT/$f".csv "$OUT/$f".csv.capacity "$OUT/$f".dat \
+		"$OUT/$f".levels.jsonl "$OUT/$f"_*.png
+done
+rm -f "$OUT"/summary.md
 
 if [ -e "$ROOT/sf_info" ]; then
 	echo "validate.sh: $ROOT holds a stale load; unloading it" >&2
