@@ -23,7 +23,7 @@
 # thread, epoll), memcached-t4 (four epoll threads), nginx (master and two
 # workers, watched as its own cgroup v2), pyhttp (Python's
 # ThreadingHTTPServer: a thread per connection), dnsmasq (UDP, one thread,
-# poll), sfserver-uring (io_uring), nginx-proxy (nginx in front of a
+# poll), sfserver-iouring (io_uring), nginx-proxy (nginx in front of a
 # lighttpd, watched as its cgroup).  Held out (--holdout): memcached-t1
 # (one epoll thread), apache2-worker (mpm_worker: a thread per connection
 # that polls its one socket between keep-alive requests; its cgroup),
@@ -46,7 +46,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-ALL=(lighttpd memcached-t4 nginx pyhttp dnsmasq sfserver-uring nginx-proxy)
+ALL=(lighttpd memcached-t4 nginx pyhttp dnsmasq sfserver-iouring nginx-proxy)
 HOLDOUT=(memcached-t1 apache2-worker haproxy)
 QUICK=0
 HOLD=0
@@ -251,7 +251,7 @@ start_dnsmasq() {
 	S_SEL=(--pid "$S_PID") S_PROTO=dns S_CONNS=4 S_START=1000
 }
 
-start_sfserver-uring() {
+start_sfserver-iouring() {
 	"$B/sfserver" --io uring --port 0 --port-file "$TMP/uport" \
 		--work-us 50 -q &
 	S_PID=$!
