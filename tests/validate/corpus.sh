@@ -166,13 +166,16 @@ start_bg() { # CMD...: start in the background, S_PID
 	PIDS+=("$S_PID")
 }
 
+# keep-alive requests per connection: 65535 is lighttpd's most (a 16-bit
+# setting; a larger value wraps), 36k per connection at the top level of a
+# 100k-rps lighttpd
 lighttpd_conf() { # PORT FILE
 	cat >"$2" <<EOF
 server.document-root = "$WWW"
 server.port = $1
 server.bind = "127.0.0.1"
 server.errorlog = "$TMP/lighttpd-$1.err"
-server.max-keep-alive-requests = 1000000
+server.max-keep-alive-requests = 65535
 server.max-keep-alive-idle = 60
 server.max-fds = 4096
 EOF
