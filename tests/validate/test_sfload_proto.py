@@ -43,12 +43,15 @@ def http_server(chunked):
     ls.listen(16)
 
     def conn(s):
+        try:
+            serve(s)
+        except OSError:     # sfload closed the connection: its choice
+            pass
+
+    def serve(s):
         buf, n = b"", 0
         while True:
-            try:
-                d = s.recv(65536)
-            except OSError:
-                return
+            d = s.recv(65536)
             if not d:
                 return
             buf += d
