@@ -274,6 +274,7 @@ vm-scx: deps
 validate: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)bash tests/validate/validate.sh
+	$(Q)bash tests/validate/corpus.sh
 	$(Q)bash tests/vm/netem.sh
 
 bench: deps

@@ -11,7 +11,13 @@
 #   test      the host test suites (unit, kernel, CLI, tools, end to end)
 #   bench     the overhead benchmarks (the paper's bpftrace method, memcached)
 #             and the sched_ext benchmark's plot (gnuplot)
-#   validate  the fidelity sweeps (memcached, gnuplot)
+#   validate  the fidelity sweeps (memcached, gnuplot) and the corpus of
+#             tests/validate/corpus.sh: lighttpd, nginx (master/workers and
+#             reverse proxy), dnsmasq-base (the UDP server, no service
+#             unit), python3 (the thread-per-connection server); the
+#             corpus runs each on a free port with its own configuration;
+#             its held-out servers need apache2-bin (the binary and its
+#             MPM modules, no service or configuration) and haproxy
 #   vm        the QEMU guest pipeline (kernel module build, initramfs), for
 #             both guest kernels: the 7.x one (tests/vm/kernel-trixie7.sh)
 #             also reads ELF tools' glibc needs (binutils' readelf) and
@@ -42,7 +48,8 @@ declare -A main=(
 	[test]="python3 iproute2 util-linux procps strace memcached prometheus
 		prometheus-node-exporter gcc-multilib libc6-dev-i386 systemd"
 	[bench]="bpftrace memcached python3 gnuplot-nox"
-	[validate]="memcached gnuplot-nox python3 iproute2"
+	[validate]="memcached gnuplot-nox python3 iproute2 lighttpd nginx
+		   dnsmasq-base apache2-bin haproxy"
 	[vm]="qemu-system-x86 busybox-static gcc-12 make pahole cpio gzip kmod libc6-dev libssl3 zlib1g
 	      xz-utils bpftrace memcached iproute2 binutils debian-archive-keyring"
 	[fresh]="debootstrap git ca-certificates"

@@ -195,8 +195,8 @@ expect_exit "sfload --rate -5 exits 2" 2 'invalid --rate' \
 	"$TMP/sfload" --rate -5 127.0.0.1:9
 expect_exit "sfload --connections 0 exits 2" 2 'invalid --connections' \
 	"$TMP/sfload" --rate 10 --connections 0 127.0.0.1:9
-expect_exit "sfload --proto http exits 2" 2 'invalid --proto' \
-	"$TMP/sfload" --rate 10 --proto http 127.0.0.1:9
+expect_exit "sfload --proto gopher exits 2" 2 'invalid --proto' \
+	"$TMP/sfload" --rate 10 --proto gopher 127.0.0.1:9
 expect_exit "sfload --set-ratio 2 exits 2" 2 'invalid --set-ratio' \
 	"$TMP/sfload" --rate 10 --set-ratio 2 127.0.0.1:9
 expect_exit "sfload target without port exits 2" 2 'expected HOST:PORT' \

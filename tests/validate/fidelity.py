@@ -13,6 +13,13 @@ CSV_FIELDS = [
     # (sf_verdict, the state seen most often) and the reference rule's
     "wait_permille", "idle_permille", "cv2_send_permille",
     "cv2_recv_permille", "waits_per_send_permille", "state", "rule_state",
+    # the level as a share of the capacity, and the verdict satfeedctl
+    # show --json published during it (satrule's numbers): the one read
+    # most often and the worst (tests/validate/corpus.sh)
+    "pct_capacity", "verdict", "verdict_worst",
+    # queueing seen from outside satfeed (probe.py, corpus.sh only)
+    "probe_backlog_max", "probe_rxq_max", "probe_udp_rxq_max",
+    "probe_udp_drops", "probe_runq_permille",
 ]
 
 

@@ -20,21 +20,37 @@ import subprocess
 import sys
 import time
 
+import probe
 import satrule
 from fidelity import CSV_FIELDS, log
 
 
-def show(ctl, bpffs, pid):
-    out = subprocess.run([ctl, "--bpffs", bpffs, "show", "--json", "--pid",
-                          str(pid)], capture_output=True, text=True)
+def show(ctl, bpffs, pid, cgroup=None):
+    """The watched target's part of satfeedctl show --json: pid PID, or
+    (pid None) the cgroup CGROUP."""
+    sel = ["--pid", str(pid)] if pid is not None else ["--cgroup", cgroup]
+    out = subprocess.run([ctl, "--bpffs", bpffs, "show", "--json"] + sel,
+                         capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError("satfeedctl show failed (%d): %s" %
                            (out.returncode, out.stderr.strip()))
     doc = json.loads(out.stdout)
     for t in doc.get("targets", []):
-        if t.get("pid") == pid:
+        if pid is None or t.get("pid") == pid:
             return t
-    raise RuntimeError("pid %d is not watched under %s" % (pid, bpffs))
+    raise RuntimeError("%s is not watched under %s" % (
+        "pid %d" % pid if pid is not None else cgroup, bpffs))
+
+
+def snapshot(t, now):
+    """Every figure and verdict of one show --json reading of a target,
+    without the window histories (those are kept once, by seq)."""
+    s = {k: v for k, v in t.items() if k not in ("send", "recv", "poll")}
+    for k in ("send", "recv", "poll"):
+        if k in t:
+            s[k] = {f: v for f, v in t[k].items() if f != "windows"}
+    s["t_ns"] = now
+    return s
 
 
 def keybytes(key):
@@ -71,6 +87,7 @@ class Level:
         self.calls = []         # (t_ns, send windows, send calls, poll calls)
         self.states = []        # (t_ns, reference state, its wps_avg)
         self.verdicts = []      # (t_ns, satfeed_verdict as a dict)
+        self.snaps = []         # snapshot() of every reading
         self.t_verdict = 0
 
     def take(self, a, t):
@@ -82,6 +99,10 @@ class Level:
                 self.seen[s][w["seq"]] = w
         c = (t["send"]["seq"], t["send"]["calls"], t["poll"]["calls"])
         self.calls.append((now,) + c)
+        snap = snapshot(t, now)
+        if a.probe_port:
+            snap["probe"] = probe.probe(a.probe_port, a.pid, a.cgroup)
+        self.snaps.append(snap)
         self.rule.update(*c)
         self.states.append((now, self.rule.state, self.rule.wps_avg))
         if t.get("slot") is None or now - self.t_verdict < 400000000:
@@ -92,7 +113,7 @@ class Level:
             self.verdicts.append((time.monotonic_ns(), v))
 
 
-def run_level(a, rate, duration, rule=None):
+def run_level(a, rate, duration, rule=None, frac=None):
     """One sfload run; returns (sfload report dict, {stream: [windows]},
     Level or None).  Without a rule nothing is collected."""
     cmd = [a.sfload, "--rate", "%.1f" % rate, "--connections",
@@ -101,6 +122,8 @@ def run_level(a, rate, duration, rule=None):
            "--proto", a.proto, "127.0.0.1:%d" % a.port]
     if a.proto == "memcached":
         cmd += ["--keys", "1000", "--set-ratio", "0.1"]
+    if a.proto == "http":
+        cmd += ["--path", a.path]
     lv = Level(rule) if rule else None
     t_launch = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -108,12 +131,12 @@ def run_level(a, rate, duration, rule=None):
     while lv and p.poll() is None:
         time.sleep(0.2)
         try:
-            lv.take(a, show(a.ctl, a.bpffs, a.pid))
+            lv.take(a, show(a.ctl, a.bpffs, a.pid, a.cgroup))
         except RuntimeError as e:
             log("warning:", e)
     out, err = p.communicate()
     if lv:
-        lv.take(a, show(a.ctl, a.bpffs, a.pid))
+        lv.take(a, show(a.ctl, a.bpffs, a.pid, a.cgroup))
     if p.returncode not in (0,):
         raise RuntimeError("sfload exited %d: %s" % (p.returncode,
                                                     err.strip()[-300:]))
@@ -130,49 +153,57 @@ def run_level(a, rate, duration, rule=None):
                       key=lambda w: w["seq"]) for s in lv.seen}
     if a.raw:
         with open(a.raw, "a") as f:
-            json.dump({"rate": rate, "t0_ns": lv.t0, "t1_ns": lv.t1,
-                       "rep": rep,
+            json.dump({"server": a.server, "frac": frac, "rate": rate,
+                       "t0_ns": lv.t0, "t1_ns": lv.t1, "rep": rep,
                        "all": {s: sorted(lv.seen[s].values(),
                                          key=lambda w: w["seq"])
                                for s in lv.seen},
                        "calls": lv.calls, "states": lv.states,
-                       "verdicts": lv.verdicts}, f)
+                       "verdicts": lv.verdicts, "snapshots": lv.snaps}, f)
             f.write("\n")
     return rep, wins, lv
 
 
 def capacity(a):
-    """Rising rates until served < 95% of offered or p99 blows up."""
-    rate = a.start_rate
-    base_p99 = None
-    cap = None
-    log("%s: capacity search from %.0f rps" % (a.server, rate))
-    while rate <= a.max_rate:
+    """Rising rates until served < 95% of offered or p99 blows up (from
+    a start rate that is already too much: halving down to 1/16 of it)."""
+    base_p99 = []
+
+    def passes(rate):
         rep, _, _ = run_level(a, rate, a.cap_duration)
+        if not base_p99:
+            base_p99.append(max(rep["p99_us"], 50.0))
         ok = rep["served_rps"] >= 0.95 * rate and rep["timeouts"] == 0
-        if base_p99 is None:
-            base_p99 = max(rep["p99_us"], 50.0)
         # p99 only with --cap-p99: the knee check needs a sweep that passes
         # the served knee, and p99 on this 2-CPU host blows up earlier
-        blown = a.cap_p99 and rep["p99_us"] > 20 * base_p99
+        blown = a.cap_p99 and rep["p99_us"] > 20 * base_p99[0]
         log("  offered %8.0f served %8.0f p99 %9.1f us %s" %
             (rate, rep["served_rps"], rep["p99_us"],
              "ok" if ok and not blown else "SATURATED"))
-        if not ok or blown:
+        return ok and not blown
+
+    rate = a.start_rate
+    cap = None
+    log("%s: capacity search from %.0f rps" % (a.server, rate))
+    while rate <= a.max_rate:
+        if not passes(rate):
             break
         cap = rate
         rate *= a.step
+    while cap is None and rate > a.start_rate / 16:
+        if passes(rate / 2):
+            cap = rate / 2
+        else:
+            rate /= 2
     if cap is None:
-        raise RuntimeError("server saturated at the first rate %.0f" %
-                           a.start_rate)
+        raise RuntimeError("server saturated at %.0f rps, 1/16 of the "
+                           "start rate" % rate)
     if rate > a.max_rate:
         log("  capacity above --max-rate: using %.0f" % cap)
     else:
         # one bisection step between the last pass and the first failure
         mid = math.sqrt(cap * rate)
-        rep, _, _ = run_level(a, mid, a.cap_duration)
-        if rep["served_rps"] >= 0.95 * mid and rep["timeouts"] == 0 and \
-                not (a.cap_p99 and rep["p99_us"] > 20 * base_p99):
+        if passes(mid):
             cap = mid
         log("  capacity %.0f rps" % cap)
     return cap
@@ -194,11 +225,15 @@ def level_figures(lv, wins):
     """The saturation columns of one level (see fidelity.py)."""
     inl = lambda t: lv.t0 <= t <= lv.t1
     calls = [c for c in lv.calls if inl(c[0])]
+    shown = [satrule.BY_NAME[s["saturation"]["state"].upper()]
+             for s in lv.snaps if inl(s["t_ns"]) and
+             str(s.get("saturation", {}).get("state", "")).upper()
+             in satrule.BY_NAME]
     wps = float("nan")
     if len(calls) >= 2 and calls[-1][2] > calls[0][2]:
         wps = (1000 * (calls[-1][3] - calls[0][3]) //
                (calls[-1][2] - calls[0][2]))
-    return {
+    return dict(probe_figures([s for s in lv.snaps if inl(s["t_ns"])]), **{
         "wait_permille": median([satrule.wait_permille(w)
                                  for w in wins["poll"]]),
         "idle_permille": median([satrule.idle_permille(w)
@@ -209,8 +244,36 @@ def level_figures(lv, wins):
                                      for w in wins["recv"]]),
         "waits_per_send_permille": wps,
         "state": mode([v["state"] for t, v in lv.verdicts if inl(t)]),
+        # the verdict show --json published (saturation.state), as
+        # satrule's numbers: the one read most often, and the worst
+        "verdict": mode(shown),
+        "verdict_worst": max(shown) if shown else float("nan"),
         "rule_state": mode([st for t, st, _ in lv.states if inl(t)]),
-    }
+    })
+
+
+def probe_figures(snaps):
+    """The level's queueing seen from outside (probe.py): the largest
+    accept backlog and unread bytes seen, the datagrams dropped, and the
+    server's threads' run-queue delay in permille of the level's time
+    (summed over threads: 1000 = one thread always waiting for a CPU)."""
+    pr = [(s["t_ns"], s["probe"]) for s in snaps if s.get("probe")]
+    nan = float("nan")
+
+    def top(k):
+        xs = [p[k] for _, p in pr if p.get(k) is not None]
+        return max(xs) if xs else nan
+
+    def delta(k):
+        xs = [(t, p[k]) for t, p in pr if p.get(k) is not None]
+        return (xs[-1][1] - xs[0][1], xs[-1][0] - xs[0][0]) \
+            if len(xs) >= 2 else (nan, nan)
+    drops, _ = delta("udp_drops")
+    waited, span = delta("wait_ns")
+    return {"probe_backlog_max": top("backlog"), "probe_rxq_max": top("rxq"),
+            "probe_udp_rxq_max": top("udp_rxq"), "probe_udp_drops": drops,
+            "probe_runq_permille": 1000 * waited / span
+            if math.isfinite(span) and span > 0 else nan}
 
 
 def sweep(a):
@@ -223,6 +286,8 @@ def sweep(a):
     lo, hi = a.lo, a.hi
     n = a.levels
     fracs = [lo + (hi - lo) * i / (n - 1) for i in range(n)]
+    if a.fracs:
+        fracs = [float(x) for x in a.fracs.split(",")]
     rows = []
     rule = satrule.Rule()
     for i, fr in enumerate(fracs):
@@ -230,7 +295,7 @@ def sweep(a):
         # several windows per level: at least a.windows windows at this rate
         dur = min(a.max_duration, max(a.min_duration,
                                       a.windows * a.window / rate))
-        rep, wins, lv = run_level(a, rate, dur, rule)
+        rep, wins, lv = run_level(a, rate, dur, rule, fr)
         sw, rw, pw = wins["send"], wins["recv"], wins["poll"]
         sum_ns = sum(w["sum_ns"] for w in sw)
         nsamp = a.window * len(sw)
@@ -249,6 +314,7 @@ def sweep(a):
             "p50_us": rep["p50_us"], "p99_us": rep["p99_us"],
             "p999_us": rep["p999_us"], "timeouts": rep["timeouts"],
             "errors": rep["errors"], "duration_s": "%.2f" % dur,
+            "pct_capacity": "%.0f" % (100 * fr),
         }
         row.update(level_figures(lv, wins))
         log("  level %2d offered %8.0f served %8.0f rps_obs %8.0f (%d win) "
@@ -271,7 +337,16 @@ def main():
     ap.add_argument("--server", required=True)
     ap.add_argument("--proto", default="sf")
     ap.add_argument("--port", type=int, required=True)
-    ap.add_argument("--pid", type=int, required=True)
+    who = ap.add_mutually_exclusive_group(required=True)
+    who.add_argument("--pid", type=int)
+    who.add_argument("--cgroup", help="the watched cgroup (a server whose "
+                     "worker processes do the I/O)")
+    ap.add_argument("--path", default="/", help="http: the path to GET")
+    ap.add_argument("--probe-port", type=int, help="read the server's "
+                    "socket queues on this port and its threads' run-queue "
+                    "delay at every reading (probe.py)")
+    ap.add_argument("--fracs", help="the levels, comma-separated fractions "
+                    "of capacity (instead of --lo/--hi/--levels)")
     ap.add_argument("--csv", required=True)
     ap.add_argument("--bpffs", required=True)
     ap.add_argument("--ctl", default="build/satfeedctl")

@@ -44,6 +44,10 @@ python3 tests/validate/test_satrule.py || {
 	echo "validate.sh: the saturation rule or its check is broken" >&2
 	exit 1
 }
+python3 tests/validate/test_corpus_report.py || {
+	echo "validate.sh: the corpus report's judgement is broken" >&2
+	exit 1
+}
 # one satfeed test at a time on this machine (after the arguments: --help
 # and a bad argument do not wait for it)
 sf_take_test_lock || exit 1
@@ -67,6 +71,12 @@ fi
 # --- dependencies (idempotent) ---
 bash tools/install-deps.sh validate
 make -s all >/dev/null
+# sfload's HTTP and DNS modes (the corpus's load) against servers of known
+# behaviour: no root needed, a few seconds
+python3 tests/validate/test_sfload_proto.py "$B/sfload" || {
+	echo "validate.sh: sfload's http or dns mode is broken" >&2
+	exit 1
+}
 sf_bpffs_mount || { echo "validate.sh: cannot mount bpffs" >&2; exit 1; }
 
 # --- cleanup on every path ---
@@ -101,8 +111,13 @@ else
 fi
 
 mkdir -p "$OUT"
-rm -f "$OUT"/*.csv "$OUT"/*.capacity "$OUT"/*.png "$OUT"/*.dat \
-	"$OUT"/*.levels.jsonl "$OUT"/summary.md
+# only this script's own outputs: build/validate also holds the corpus's
+# (tests/validate/corpus.sh)
+for f in memcached sfserver sfserver-uring; do
+	rm -f "$OUT/$f".csv "$OUT/$f".csv.capacity "$OUT/$f".dat \
+		"$OUT/$f".levels.jsonl "$OUT/$f"_*.png
+done
+rm -f "$OUT"/summary.md
 
 if [ -e "$ROOT/sf_info" ]; then
 	echo "validate.sh: $ROOT holds a stale load; unloading it" >&2

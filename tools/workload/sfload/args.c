@@ -14,6 +14,8 @@ struct config cfg = {
 	.keys = 100,
 	.set_ratio = 0.1,
 	.value_size = 32,
+	.path = "/",
+	.zone = "corpus.test",
 	.seed = 1,
 	.progress = -1,
 };
@@ -36,7 +38,8 @@ static void usage(FILE *f)
 "Options:\n"
 "  -r, --rate R          offered load, requests per second over all\n"
 "                        connections (required; decimals allowed)\n"
-"  -c, --connections C   TCP connections; request i goes to connection\n"
+"  -c, --connections C   connections (UDP sockets with --proto dns);\n"
+"                        request i goes to connection\n"
 "                        i mod C (default 1, at most %d)\n"
 "  -d, --duration S      measured interval in seconds (default 5)\n"
 "  -W, --warmup S        seconds of load sent before the measured interval\n"
@@ -44,8 +47,16 @@ static void usage(FILE *f)
 "  -D, --drain S         after the last send, wait at most S seconds for\n"
 "                        replies; still unanswered requests are timeouts\n"
 "                        (default 1)\n"
-"  -p, --proto P         sf (sfserver protocol, default) or memcached (text\n"
-"                        protocol: get, and set with --set-ratio)\n"
+"  -p, --proto P         sf (sfserver protocol, default), memcached (text\n"
+"                        protocol: get, and set with --set-ratio), http\n"
+"                        (HTTP/1.1 keep-alive GET of --path; responses\n"
+"                        need a Content-Length) or dns (UDP: one A query\n"
+"                        per datagram for q<request index>.<zone>, each\n"
+"                        \"connection\" a UDP socket; a lost datagram is a\n"
+"                        timeout)\n"
+"  -P, --path P          http: the path every GET asks for (default /)\n"
+"  -z, --zone Z          dns: the zone the names are asked in (default\n"
+"                        corpus.test)\n"
 "  -w, --work-us N       sf: service time the server should spin per\n"
 "                        request, sent in each request (default 0: the\n"
 "                        server's --work-us; at most %u)\n"
@@ -102,7 +113,9 @@ static void usage(FILE *f)
 "  sfload --rate 10000 127.0.0.1:9700\n"
 "  sfload --rate 50000 --connections 4 --duration 10 --json 127.0.0.1:9700\n"
 "  sfload --proto memcached --rate 20000 --keys 1000 --poisson\n"
-"         localhost:11211\n",
+"         localhost:11211\n"
+"  sfload --proto http --path /index.html --rate 5000 -c 8 127.0.0.1:8080\n"
+"  sfload --proto dns --zone corpus.test --rate 20000 127.0.0.1:5353\n",
 		MAX_CONNECTIONS, SF_MAX_WORK_US, MAX_VALUE_SIZE);
 }
 
@@ -136,6 +149,48 @@ static void parse_target(const char *t)
 	snprintf(cfg.port, sizeof(cfg.port), "%s", colon + 1);
 }
 
+/* --path: absolute, printable, no space (it goes in a request line). */
+static const char *check_path(const char *p)
+{
+	const char *s;
+
+	if (p[0] != '/' || strlen(p) > MAX_PATH_LEN)
+		sf_die_usage("invalid --path '%s': expected /PATH of at most 256 characters",
+			     p);
+	for (s = p; *s; s++)
+		if ((unsigned char)*s <= ' ' || *s == 0x7f)
+			sf_die_usage("invalid --path '%s': no spaces or control characters",
+				     p);
+	return p;
+}
+
+/* --zone: dotted labels of 1-63 letters, digits or '-'. */
+static const char *check_zone(const char *z)
+{
+	size_t l = 0;
+	const char *s;
+
+	if (!*z || strlen(z) > MAX_ZONE_LEN)
+		sf_die_usage("invalid --zone '%s': expected a name of 1 to 200 characters",
+			     z);
+	for (s = z; ; s++) {
+		if (!*s || *s == '.') {
+			if (!l || l > 63)
+				sf_die_usage("invalid --zone '%s': empty or over-long label",
+					     z);
+			if (!*s)
+				break;
+			l = 0;
+			continue;
+		}
+		if (!isalnum((unsigned char)*s) && *s != '-')
+			sf_die_usage("invalid --zone '%s': letters, digits, '-' and '.' only",
+				     z);
+		l++;
+	}
+	return z;
+}
+
 void parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -149,6 +204,8 @@ void parse_args(int argc, char **argv)
 		{ "keys",	 required_argument, NULL, 'k' },
 		{ "set-ratio",	 required_argument, NULL, 's' },
 		{ "value-size",	 required_argument, NULL, 'V' },
+		{ "path",	 required_argument, NULL, 'P' },
+		{ "zone",	 required_argument, NULL, 'z' },
 		{ "poisson",	 no_argument,	    NULL, 'x' },
 		{ "seed",	 required_argument, NULL, 'S' },
 		{ "spin-us",	 required_argument, NULL, 'b' },
@@ -162,6 +219,8 @@ void parse_args(int argc, char **argv)
 	static const char *const proto_names[] = {
 		[PROTO_SF] = "sf",
 		[PROTO_MEMCACHED] = "memcached",
+		[PROTO_HTTP] = "http",
+		[PROTO_DNS] = "dns",
 		NULL
 	};
 	double total;
@@ -169,7 +228,7 @@ void parse_args(int argc, char **argv)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv,
-				":r:c:d:W:D:p:w:k:s:V:xS:b:jgGA::h",
+				":r:c:d:W:D:p:w:k:s:V:P:z:xS:b:jgGA::h",
 				opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
@@ -194,7 +253,7 @@ void parse_args(int argc, char **argv)
 			break;
 		case 'p':
 			cfg.proto = sf_parse_choice(optarg, proto_names,
-						    "invalid --proto '%s': expected sf or memcached");
+						    "invalid --proto '%s': expected sf, memcached, http or dns");
 			break;
 		case 'w':
 			cfg.work_us = sf_parse_ull("--work-us", optarg, 0,
@@ -210,6 +269,12 @@ void parse_args(int argc, char **argv)
 		case 'V':
 			cfg.value_size = sf_parse_ull("--value-size", optarg, 1,
 						      MAX_VALUE_SIZE);
+			break;
+		case 'P':
+			cfg.path = check_path(optarg);
+			break;
+		case 'z':
+			cfg.zone = check_zone(optarg);
 			break;
 		case 'x':
 			cfg.poisson = true;

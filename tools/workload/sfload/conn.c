@@ -54,11 +54,11 @@ static int connect_one(const struct addrinfo *ai, uint64_t deadline)
 	struct timeval tv = { .tv_usec = SEND_TIMEOUT_US };
 	struct pollfd pfd;
 	socklen_t elen = sizeof(int);
-	int fd, err = 0, one = 1;
+	int fd, err = 0, one = 1, udp_rcvbuf = 4 << 20;
 	uint64_t now;
 
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-		    0);
+	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
+		    SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
 	if (connect(fd, ai->ai_addr, ai->ai_addrlen)) {
@@ -86,9 +86,14 @@ static int connect_one(const struct addrinfo *ai, uint64_t deadline)
 		}
 	}
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) ||
-	    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
+	    (ai->ai_socktype == SOCK_STREAM &&
+	     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one))) ||
 	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
 		goto err_close;
+	/* UDP: room for a burst of answers, or sfload itself drops them */
+	if (ai->ai_socktype == SOCK_DGRAM)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &udp_rcvbuf,
+			   sizeof(udp_rcvbuf));
 	return fd;
 
 err_close:
@@ -106,7 +111,8 @@ err_close:
  */
 int open_connections(void)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+	struct addrinfo hints = { .ai_socktype = cfg.proto == PROTO_DNS ?
+						 SOCK_DGRAM : SOCK_STREAM,
 				  .ai_flags = AI_NUMERICSERV };
 	struct addrinfo *res, *ai, *good = NULL;
 	uint64_t deadline = sf_now_ns() + CONNECT_TIMEOUT_NS;

@@ -1,9 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * proto.c - the two protocols: a request in sf or memcached text, a
- * memcached reply parsed, and the memcached key set stored before the run.
+ * proto.c - the protocols: a request in sf or memcached text (or, from
+ * http.c and dns.c, HTTP and DNS), a memcached reply parsed, and the
+ * memcached key set stored before the run.
  */
 #include "sfload.h"
+
+const char *proto_name(void)
+{
+	static const char *const names[] = {
+		[PROTO_SF] = "sf",
+		[PROTO_MEMCACHED] = "memcached",
+		[PROTO_HTTP] = "http",
+		[PROTO_DNS] = "dns",
+	};
+
+	return names[cfg.proto];
+}
 
 /*
  * Parse one memcached reply at p.  Returns 1 with *used set when complete
@@ -80,6 +93,10 @@ size_t build_request(unsigned char *buf, uint64_t i, uint64_t t,
 		sf_msg_put(buf, i, t, cfg.work_us);
 		return SF_MSG_SIZE;
 	}
+	if (cfg.proto == PROTO_HTTP)
+		return http_build_request(buf, cfg.value_size + REQ_EXTRA);
+	if (cfg.proto == PROTO_DNS)
+		return dns_build_query(buf, cfg.value_size + REQ_EXTRA, i);
 	key = (uint32_t)(((rng_next(rng) >> 32) * cfg.keys) >> 32);
 	if (cfg.set_ratio > 0 && rng_unit(rng) <= cfg.set_ratio)
 		return mc_put_set(buf, key, value);

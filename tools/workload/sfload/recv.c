@@ -32,8 +32,8 @@ static void conn_lost(int epfd, struct conn *c, const char *why)
 static void conn_readable(int epfd, struct conn *c)
 {
 	size_t off = 0, used;
-	bool is_err, miss;
-	uint64_t t;
+	bool is_err, miss = false;
+	uint64_t t, idx;
 	ssize_t n;
 	int r;
 
@@ -53,13 +53,24 @@ static void conn_readable(int epfd, struct conn *c)
 		return;
 	}
 	t = sf_now_ns();
+	if (cfg.proto == PROTO_DNS) {
+		/* one datagram, one answer: nothing carries over */
+		if (dns_parse(c->buf, n, &idx, &is_err) == 1)
+			reply_matched(idx, t, is_err);
+		else
+			run.bad_replies++;
+		return;
+	}
 	c->len += n;
 	if (cfg.proto == PROTO_SF) {
 		for (; c->len - off >= SF_MSG_SIZE; off += SF_MSG_SIZE) {
 			reply_matched(sf_msg_id(c->buf + off), t, false);
 		}
 	} else {
-		while ((r = mc_parse(c->buf + off, c->len - off, &used,
+		while ((r = cfg.proto == PROTO_HTTP ?
+			    http_parse(c->buf + off, c->len - off, &used,
+				       &is_err) :
+			    mc_parse(c->buf + off, c->len - off, &used,
 				     &is_err, &miss)) == 1) {
 			reply_matched(c->index +
 				      c->nrecv++ * (uint64_t)cfg.connections,
@@ -69,7 +80,9 @@ static void conn_readable(int epfd, struct conn *c)
 		}
 		if (r < 0) {
 			run.bad_replies++;
-			conn_lost(epfd, c, "reply is not memcached text protocol");
+			conn_lost(epfd, c, cfg.proto == PROTO_HTTP ?
+				  "reply is not an HTTP/1.x response with a Content-Length" :
+				  "reply is not memcached text protocol");
 			return;
 		}
 	}

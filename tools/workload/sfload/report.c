@@ -41,7 +41,7 @@ void report_json(const struct result *r)
 	       "\"requests\":%llu,\"sent\":%llu,\"replies\":%llu,"
 	       "\"errors\":%llu,\"unsent\":%llu,\"timeouts\":%llu,"
 	       "\"misses\":%llu,",
-	       cfg.proto == PROTO_SF ? "sf" : "memcached", cfg.connections,
+	       proto_name(), cfg.connections,
 	       cfg.poisson ? "true" : "false", cfg.rate, r->scheduled_rps,
 	       r->sent_rps, r->achieved_rps, r->served_rps,
 	       (unsigned long long)r->requests, (unsigned long long)r->sent,
@@ -69,7 +69,7 @@ static void text_lat(const char *what, const struct hist *h)
 void report_text(const struct result *r)
 {
 	printf("sfload: %s %s, %u connection%s, %s, %.3f s measured after %.3f s warm-up%s\n",
-	       cfg.proto == PROTO_SF ? "sf" : "memcached", cfg.target,
+	       proto_name(), cfg.target,
 	       cfg.connections, cfg.connections > 1 ? "s" : "",
 	       cfg.poisson ? "poisson arrivals" : "fixed interval",
 	       r->window_s, cfg.warmup,

@@ -51,7 +51,7 @@ void *sender_run(void *arg)
 	size_t len;
 
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	buf = malloc(cfg.value_size + 128);
+	buf = malloc(cfg.value_size + REQ_EXTRA);
 	if (!buf) {
 		fprintf(stderr, "sfload: out of memory\n");
 		goto out_done;

@@ -10,6 +10,7 @@
 
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -52,6 +53,9 @@
 #define SEND_TIMEOUT_US		100000	/* sender re-checks its deadline */
 #define SLEEP_CHUNK_NS		(NSEC / 10)
 #define MAX_EVENTS		64
+#define REQ_EXTRA		1024	/* request bytes beyond a value */
+#define MAX_PATH_LEN		256	/* --path */
+#define MAX_ZONE_LEN		200	/* --zone */
 
 #define EXIT_RUNTIME		1
 #define EXIT_BADARGS		2
@@ -60,6 +64,8 @@
 enum proto {
 	PROTO_SF,
 	PROTO_MEMCACHED,
+	PROTO_HTTP,		/* http.c */
+	PROTO_DNS,		/* dns.c: UDP */
 };
 
 struct config {
@@ -73,6 +79,8 @@ struct config {
 	unsigned int keys;
 	double set_ratio;
 	unsigned int value_size;
+	const char *path;	/* http: the path every GET asks for */
+	const char *zone;	/* dns: the names asked are q<i>.<zone> */
 	bool poisson;
 	uint64_t spin_ns;
 	uint64_t seed;
@@ -168,11 +176,22 @@ void parse_args(int argc, char **argv);
 int open_connections(void);
 
 /* proto.c */
+const char *proto_name(void);
 int mc_parse(const unsigned char *p, size_t len, size_t *used, bool *is_err,
 	     bool *miss);
 size_t build_request(unsigned char *buf, uint64_t i, uint64_t t,
 		     uint64_t *rng, const unsigned char *value);
 int mc_preload(unsigned char *value);
+
+/* http.c */
+size_t http_build_request(unsigned char *buf, size_t cap);
+int http_parse(const unsigned char *p, size_t len, size_t *used,
+	       bool *is_err);
+
+/* dns.c */
+size_t dns_build_query(unsigned char *buf, size_t cap, uint64_t i);
+int dns_parse(const unsigned char *p, size_t len, uint64_t *idx,
+	      bool *is_err);
 
 /* send.c */
 int send_all(int fd, const unsigned char *p, size_t len);
