@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # run.sh - every satfeed test, in dependency order; `make test` runs this.
 #
-#   bash tests/run.sh                      every suite
+#   bash tests/run.sh                      every suite (`make test`)
+#   bash tests/run.sh --check              the host suites only (`make check`):
+#                                          unit, kernel and end to end on this
+#                                          kernel; no QEMU guest, benchmark or
+#                                          fidelity sweep
 #   SATFEED_TESTS="test_kernel test_cli" bash tests/run.sh
 #                                          only the suites whose command line
 #                                          matches one of the words
+#
+# Every suite is listed once below, tagged `check` (part of both runs) or
+# `full` (the full run only).
 #
 # Each suite is a program or script that prints "N passed, M failed" and
 # exits non-zero on failure.  Privileged suites need root: under CI=true a
@@ -16,41 +23,44 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 . tests/lib.sh
 
+quick=0
 case ${1:-} in
 '') ;;
+--check) quick=1 ;;
 -h | --help)
 	sed -n '2,/^set -uo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
 	exit 0
 	;;
 *)
-	echo "tests/run.sh: unknown argument '$1' (suites are chosen with SATFEED_TESTS; see --help)" >&2
+	echo "tests/run.sh: unknown argument '$1' (--check or none; suites are chosen with SATFEED_TESTS; see --help)" >&2
 	exit 2
 	;;
 esac
 
 B=${OUTPUT:-build}
 suites=(
-	"$B/test_window_math"
-	"$B/test_sat_rules"
-	"$B/test_escape"
-	"sf_run_locked $B/test_kernel"
-	"bash tests/e2e/test_tools.sh"
-	"bash tests/e2e/test_cli.sh"
-	"bash tests/e2e/test_cli_edges.sh"
-	"bash tests/e2e/test_discover.sh"
-	"bash tests/e2e/test_hardening.sh"
-	"bash tests/e2e/test_report.sh"
-	"bash tests/e2e/test_export.sh"
-	"bash tests/e2e/test_faults.sh"
-	"bash tests/e2e/test_e2e.sh"
-	"bash tests/e2e/test_uring.sh"
-	"bash tests/bench/bench.sh --quick"
-	"bash tests/bench/bench_paper.sh --quick"
-	"bash tests/validate/validate.sh --quick"
-	"bash tests/vm/run.sh"
-	"bash tests/vm/run.sh --kernel trixie7"
-	"bash tests/vm/scx.sh"
-	"bash tests/vm/bench.sh --quick"
+	"check $B/test_window_math"
+	"check $B/test_sat_rules"
+	"check $B/test_escape"
+	"check bash tests/unit/test_paths.sh"
+	"check sf_run_locked $B/test_kernel"
+	"check bash tests/e2e/test_tools.sh"
+	"check bash tests/e2e/test_cli.sh"
+	"check bash tests/e2e/test_cli_edges.sh"
+	"check bash tests/e2e/test_discover.sh"
+	"check bash tests/e2e/test_hardening.sh"
+	"check bash tests/e2e/test_report.sh"
+	"check bash tests/e2e/test_export.sh"
+	"check bash tests/e2e/test_faults.sh"
+	"check bash tests/e2e/test_e2e.sh"
+	"check bash tests/e2e/test_uring.sh"
+	"full bash tests/bench/bench.sh --quick"
+	"full bash tests/bench/bench_paper.sh --quick"
+	"full bash tests/validate/validate.sh --quick"
+	"full bash tests/vm/run.sh"
+	"full bash tests/vm/run.sh --kernel trixie7"
+	"full bash tests/vm/scx.sh"
+	"full bash tests/vm/bench.sh --quick"
 )
 # SATFEED_TESTS="test_kernel test_cli" runs only suites whose text matches.
 only=${SATFEED_TESTS:-}
@@ -65,6 +75,9 @@ sf_bpffs_mount || { echo "tests/run.sh: cannot mount bpffs" >&2; exit 1; }
 passed=0 failed=0
 failed_names=()
 for s in "${suites[@]}"; do
+	tag=${s%% *}
+	s=${s#* }
+	[ "$quick" = 1 ] && [ "$tag" != check ] && continue
 	if [ -n "$only" ] && ! grep -qE "$(echo "$only" | tr ' ' '|')" <<<"$s"; then
 		continue
 	fi

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# tests/unit/test_paths.sh - every repository path named in the docs and
+# comments exists (tests/lib/check_paths.py), and the check finds one that
+# does not: a copy of the tree with the old drift planted again (the README
+# naming tests/bench/sfbench.c after sfbench became a folder) must fail and
+# name it, while patterns, system headers and other roots pass.
+#
+# Needs python3 and git; no root, no BPF.  Prints "N passed, M failed".
+set -uo pipefail
+. "$(dirname "$0")/../lib.sh"
+
+SF_NAME=test_paths
+SF_T0=$(date +%s.%N)
+cd "$SF_REPO" || exit 1
+SF_TMP=$(mktemp -d /tmp/satfeed-test_paths.XXXXXX)
+sf_trap_cleanup _sf_on_exit
+CHECK=$SF_REPO/tests/lib/check_paths.py
+
+ASSERT_OK "this tree: every path named exists" python3 "$CHECK"
+ASSERT_MATCH "this tree: paths were checked, none missing" \
+	"^[1-9][0-9]* paths checked in [1-9][0-9]* files, 0 missing$" "$OUT"
+
+# a copy of the tracked files as they are now (not a git checkout: the
+# check reads every file below it)
+T=$SF_TMP/tree
+mkdir "$T"
+ASSERT_TRUE "a copy of the tree" sh -c \
+	'git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$1"' _ "$T"
+ASSERT_OK "the copy passes" python3 "$CHECK" --repo "$T"
+
+printf '%s\n' 'The benchmark is `build/sfbench` (`tests/bench/sfbench.c`).' \
+	>>"$T/README.md"
+printf '%s\n' '/* the policy, tools/lib/sf_nothing.c, tools/lib/*.c,' \
+	'   <bpf/libbpf.h>, build/tools/x.o, kmod-example/x.ko, the' \
+	'   kernel'"'"'s tools/sched_ext and tests/bench/sfbench/ */' \
+	>"$T/tools/lib/sf_planted.c"
+ASSERT_RC "planted paths: the check fails" 1 python3 "$CHECK" --repo "$T"
+ASSERT_MATCH "names the old sfbench.c drift in README.md" \
+	"^README\\.md:[0-9]+: tests/bench/sfbench\\.c does not exist$" "$OUT"
+ASSERT_MATCH "names a missing path in a source comment" \
+	"^tools/lib/sf_planted\\.c:1: tools/lib/sf_nothing\\.c does not exist$" "$OUT"
+ASSERT_EQ "only those two: patterns, <headers>, other roots, build products, allowed and existing paths pass" \
+	2 "$(printf '%s\n' "$OUT" | grep -c 'does not exist$')"
+ASSERT_MATCH "the summary counts them" ", 2 missing$" "$OUT"
+ASSERT_RC "bad usage: exit 2" 2 python3 "$CHECK" --nonsense
+
+sf_finish
