@@ -5,8 +5,9 @@ exists.
 
     python3 tests/lib/check_paths.py [--repo DIR]
 
-Reads the files git tracks under DIR (default: the repository this file is
-in; every file below DIR when it is not a git checkout): README.md,
+Reads the files git tracks under DIR, and the new ones it does not ignore
+(default DIR: the repository this file is in; every file below DIR when
+it is not a git checkout): README.md,
 Kconfig-notes, docs/*.md, every README and every source, build and test
 file.  In each it finds the words that name a path of this tree, a word
 that starts with one of its top-level folders (bpf/, loader/,
@@ -50,7 +51,8 @@ PATTERN = re.compile(r"[*%$<{]")
 
 def tracked(repo):
 	try:
-		out = subprocess.run(["git", "-C", repo, "ls-files", "-z"],
+		out = subprocess.run(["git", "-C", repo, "ls-files", "-z", "-co",
+				      "--exclude-standard"],
 				     capture_output=True, check=True).stdout
 		return [f for f in out.decode().split("\0") if f]
 	except (OSError, subprocess.CalledProcessError):

@@ -2,8 +2,9 @@
 # tests/unit/test_paths.sh - every repository path named in the docs and
 # comments exists (tests/lib/check_paths.py), and the check finds one that
 # does not: a copy of the tree with the old drift planted again (the README
-# naming tests/bench/sfbench.c after sfbench became a folder) must fail and
-# name it, while patterns, system headers and other roots pass.
+# naming sfbench.c in tests/bench/ after sfbench became a folder) must fail and
+# name it, while patterns, system headers and other roots pass.  (The
+# planted paths are spelled "${B}name" here, so that this file names none.)
 #
 # Needs python3 and git; no root, no BPF.  Prints "N passed, M failed".
 set -uo pipefail
@@ -25,20 +26,22 @@ ASSERT_MATCH "this tree: paths were checked, none missing" \
 T=$SF_TMP/tree
 mkdir "$T"
 ASSERT_TRUE "a copy of the tree" sh -c \
-	'git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$1"' _ "$T"
+	'git ls-files -z -co --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$1"' _ "$T"
 ASSERT_OK "the copy passes" python3 "$CHECK" --repo "$T"
 
-printf '%s\n' 'The benchmark is `build/sfbench` (`tests/bench/sfbench.c`).' \
+B=tests/bench/
+L=tools/lib/
+printf '%s\n' 'The benchmark is `build/sfbench` (`'"$B"'sfbench.c`).' \
 	>>"$T/README.md"
-printf '%s\n' '/* the policy, tools/lib/sf_nothing.c, tools/lib/*.c,' \
+printf '%s\n' "/* the policy, ${L}sf_nothing.c, tools/lib/*.c," \
 	'   <bpf/libbpf.h>, build/tools/x.o, kmod-example/x.ko, the' \
 	'   kernel'"'"'s tools/sched_ext and tests/bench/sfbench/ */' \
-	>"$T/tools/lib/sf_planted.c"
+	>"$T/${L}sf_planted.c"
 ASSERT_RC "planted paths: the check fails" 1 python3 "$CHECK" --repo "$T"
 ASSERT_MATCH "names the old sfbench.c drift in README.md" \
-	"^README\\.md:[0-9]+: tests/bench/sfbench\\.c does not exist$" "$OUT"
+	"^README\\.md:[0-9]+: ${B}sfbench\\.c does not exist$" "$OUT"
 ASSERT_MATCH "names a missing path in a source comment" \
-	"^tools/lib/sf_planted\\.c:1: tools/lib/sf_nothing\\.c does not exist$" "$OUT"
+	"^${L}sf_planted\\.c:1: ${L}sf_nothing\\.c does not exist$" "$OUT"
 ASSERT_EQ "only those two: patterns, <headers>, other roots, build products, allowed and existing paths pass" \
 	2 "$(printf '%s\n' "$OUT" | grep -c 'does not exist$')"
 ASSERT_MATCH "the summary counts them" ", 2 missing$" "$OUT"
