@@ -13,12 +13,13 @@ file.  In each it finds the words that name a path of this tree, a word
 that starts with one of its top-level folders (bpf/, loader/,
 kmod-example/, tools/, tests/, docs/) or is a top-level file
 (Kconfig-notes, Makefile, README.md), and checks that the path exists
-under DIR.  A word that is a pattern (*, %, $, <, {) is a pattern, not a
+under DIR.  A word that is a pattern (*, %, $, <, {, [) is a pattern, not a
 path, and is passed over; so is a word glued to what comes before it
 (build/tools/..., $SF_REPO/tests/...: another root; <bpf/libbpf.h>: a
 system header), a build product (.o, .ko: made in place by a build) and
 a path the ALLOWED list below names with the reason (the kernel's own
-tree).
+tree).  In Markdown files the target of every link, [text](path), is
+checked too, relative to the file.
 
 Prints one line per missing path, "FILE:LINE: PATH does not exist", then
 "N paths checked in M files, K missing"; exit 0 when none is missing, 1
@@ -46,7 +47,9 @@ TEXT_NAMES = ("Makefile", "Kbuild", "Kconfig-notes")
 WORD = re.compile(r"(?<![\w./$~<-])((?:%s)/[\w.+/-]*|(?:%s)(?![\w.-]))" % (
 	"|".join(re.escape(d) for d in TOP_DIRS),
 	"|".join(re.escape(f) for f in TOP_FILES)))
-PATTERN = re.compile(r"[*%$<{]")
+# a Markdown link's target, relative to the file that holds it
+LINK = re.compile(r"\]\(([^()\s#]+)(?:#[^()\s]*)?\)")
+PATTERN = re.compile(r"[*%$<{[]")
 
 
 def tracked(repo):
@@ -82,6 +85,7 @@ def main(argv):
 		return 2
 	repo = os.path.abspath(repo)
 	checked = missing = 0
+	told = set()		# (file, line, path): each missing one once
 	files = [f for f in tracked(repo) if wanted(f)]
 	for f in files:
 		try:
@@ -90,7 +94,21 @@ def main(argv):
 				lines = fh.read().split("\n")
 		except OSError:
 			continue
+		md = f.endswith(".md")
 		for n, line in enumerate(lines, 1):
+			for m in LINK.finditer(line) if md else ():
+				t = m.group(1)
+				if re.match(r"^[a-z]+:", t):
+					continue	# a URL
+				checked += 1
+				p = os.path.normpath(os.path.join(
+					os.path.dirname(f), t))
+				if not os.path.lexists(os.path.join(repo, p)) \
+				   and (f, n, p) not in told:
+					told.add((f, n, p))
+					missing += 1
+					print("%s:%d: link %s does not exist" %
+					      (f, n, t))
 			for m in WORD.finditer(line):
 				p = m.group(1)
 				end = m.end(1)
@@ -104,7 +122,9 @@ def main(argv):
 				       for a, _ in ALLOWED):
 					continue
 				checked += 1
-				if not os.path.lexists(os.path.join(repo, p)):
+				if not os.path.lexists(os.path.join(repo, p)) \
+				   and (f, n, p) not in told:
+					told.add((f, n, p))
 					missing += 1
 					print("%s:%d: %s does not exist" %
 					      (f, n, p))

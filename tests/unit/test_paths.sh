@@ -3,7 +3,8 @@
 # comments exists (tests/lib/check_paths.py), and the check finds one that
 # does not: a copy of the tree with the old drift planted again (the README
 # naming sfbench.c in tests/bench/ after sfbench became a folder) must fail and
-# name it, while patterns, system headers and other roots pass.  (The
+# name it, and so must a Markdown link to nothing, while patterns, system
+# headers, other roots and URLs pass.  (The
 # planted paths are spelled "${B}name" here, so that this file names none.)
 #
 # Needs python3 and git; no root, no BPF.  Prints "N passed, M failed".
@@ -31,20 +32,25 @@ ASSERT_OK "the copy passes" python3 "$CHECK" --repo "$T"
 
 B=tests/bench/
 L=tools/lib/
+DOC=docs/
 printf '%s\n' 'The benchmark is `build/sfbench` (`'"$B"'sfbench.c`).' \
 	>>"$T/README.md"
 printf '%s\n' "/* the policy, ${L}sf_nothing.c, tools/lib/*.c," \
 	'   <bpf/libbpf.h>, build/tools/x.o, kmod-example/x.ko, the' \
 	'   kernel'"'"'s tools/sched_ext and tests/bench/sfbench/ */' \
 	>"$T/${L}sf_planted.c"
+printf '%s\n' 'See [the figures](figures.md#units), [nothing](nothing.md) and' \
+	'[the kernel](https://docs.kernel.org/bpf/).' >>"$T/docs/cli.md"
 ASSERT_RC "planted paths: the check fails" 1 python3 "$CHECK" --repo "$T"
 ASSERT_MATCH "names the old sfbench.c drift in README.md" \
 	"^README\\.md:[0-9]+: ${B}sfbench\\.c does not exist$" "$OUT"
 ASSERT_MATCH "names a missing path in a source comment" \
 	"^${L}sf_planted\\.c:1: ${L}sf_nothing\\.c does not exist$" "$OUT"
-ASSERT_EQ "only those two: patterns, <headers>, other roots, build products, allowed and existing paths pass" \
-	2 "$(printf '%s\n' "$OUT" | grep -c 'does not exist$')"
-ASSERT_MATCH "the summary counts them" ", 2 missing$" "$OUT"
+ASSERT_MATCH "names a Markdown link to nothing, relative to its file" \
+	"^${DOC}cli\\.md:[0-9]+: link nothing\\.md does not exist$" "$OUT"
+ASSERT_EQ "only those three: patterns, <headers>, other roots, build products, URLs, allowed and existing paths pass" \
+	3 "$(printf '%s\n' "$OUT" | grep -c 'does not exist$')"
+ASSERT_MATCH "the summary counts them" ", 3 missing$" "$OUT"
 ASSERT_RC "bad usage: exit 2" 2 python3 "$CHECK" --nonsense
 
 sf_finish
