@@ -185,7 +185,7 @@ $(OUTPUT)/sfload-objs/%.o: tools/workload/sfload/%.c | $(OUTPUT)/sfload-objs
 	$(Q)$(CC) $(CFLAGS) -Itools/workload -pthread -c $< -o $@
 
 # Objects that include the skeleton need it generated first.
-$(LOADER_OBJS): $(OUTPUT)/satfeed.skel.h
+$(LOADER_OBJS) $(OUTPUT)/sf_engine.o: $(OUTPUT)/satfeed.skel.h
 $(TEST_KERNEL_OBJS): $(OUTPUT)/satfeed.skel.h $(OUTPUT)/satfeed_test.skel.h
 $(SFBENCH_OBJS): $(OUTPUT)/satfeed.skel.h $(OUTPUT)/sfbench_empty.skel.h
 

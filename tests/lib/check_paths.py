@@ -73,6 +73,27 @@ def wanted(f):
 	return base in TEXT_NAMES or base.endswith(TEXT_EXT)
 
 
+def paths_in(f, line):
+	"""The paths one line of file f names: (path in the tree, as told)."""
+	found = []
+	for m in LINK.finditer(line) if f.endswith(".md") else ():
+		t = m.group(1)
+		if not re.match(r"^[a-z]+:", t):	# not a URL
+			found.append((os.path.normpath(os.path.join(
+				os.path.dirname(f), t)), "link " + t))
+	for m in WORD.finditer(line):
+		p = m.group(1)
+		end = m.end(1)
+		if PATTERN.search(line[end:end + 1]) or PATTERN.search(p):
+			continue
+		p = p.rstrip(".,:;")
+		if p.endswith(BUILT) or any(p == a or p.startswith(a + "/")
+					    for a, _ in ALLOWED):
+			continue
+		found.append((p, p))
+	return found
+
+
 def main(argv):
 	repo = os.path.join(os.path.dirname(os.path.abspath(__file__)),
 			    "..", "..")
@@ -84,9 +105,8 @@ def main(argv):
 		      file=sys.stderr)
 		return 2
 	repo = os.path.abspath(repo)
-	checked = missing = 0
-	told = set()		# (file, line, path): each missing one once
 	files = [f for f in tracked(repo) if wanted(f)]
+	named = []		# (file, line, path in the tree, as written)
 	for f in files:
 		try:
 			with open(os.path.join(repo, f), encoding="utf-8",
@@ -94,40 +114,16 @@ def main(argv):
 				lines = fh.read().split("\n")
 		except OSError:
 			continue
-		md = f.endswith(".md")
 		for n, line in enumerate(lines, 1):
-			for m in LINK.finditer(line) if md else ():
-				t = m.group(1)
-				if re.match(r"^[a-z]+:", t):
-					continue	# a URL
-				checked += 1
-				p = os.path.normpath(os.path.join(
-					os.path.dirname(f), t))
-				if not os.path.lexists(os.path.join(repo, p)) \
-				   and (f, n, p) not in told:
-					told.add((f, n, p))
-					missing += 1
-					print("%s:%d: link %s does not exist" %
-					      (f, n, t))
-			for m in WORD.finditer(line):
-				p = m.group(1)
-				end = m.end(1)
-				if PATTERN.search(line[end:end + 1]) or \
-				   PATTERN.search(p):
-					continue
-				p = p.rstrip(".,:;")
-				if p.endswith(BUILT):
-					continue
-				if any(p == a or p.startswith(a + "/")
-				       for a, _ in ALLOWED):
-					continue
-				checked += 1
-				if not os.path.lexists(os.path.join(repo, p)) \
-				   and (f, n, p) not in told:
-					told.add((f, n, p))
-					missing += 1
-					print("%s:%d: %s does not exist" %
-					      (f, n, p))
+			named += [(f, n, p, w) for p, w in paths_in(f, line)]
+	missing = set()		# each (file, line, path) told once
+	for f, n, p, w in named:
+		if not os.path.lexists(os.path.join(repo, p)) and \
+		   (f, n, p) not in missing:
+			missing.add((f, n, p))
+			print("%s:%d: %s does not exist" % (f, n, w))
+	checked = len(named)
+	missing = len(missing)
 	print("%d paths checked in %d files, %d missing" %
 	      (checked, len(files), missing))
 	return 1 if missing else 0
