@@ -10,8 +10,9 @@
 #                                          only the suites whose command line
 #                                          matches one of the words
 #
-# Every suite is listed once below, tagged `check` (part of both runs) or
-# `full` (the full run only).
+# Every suite is listed once, in this script, tagged `check` (part of both
+# runs) or `full` (the full run only).  The last lines give the checks the
+# suites counted and the time, then the suites: "N passed, M failed".
 #
 # Each suite is a program or script that prints "N passed, M failed" and
 # exits non-zero on failure.  Privileged suites need root: under CI=true a
@@ -72,8 +73,10 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 sf_bpffs_mount || { echo "tests/run.sh: cannot mount bpffs" >&2; exit 1; }
 
-passed=0 failed=0
+passed=0 failed=0 checks_ok=0 checks_bad=0 t0=$(date +%s)
 failed_names=()
+log=$(mktemp /tmp/satfeed-run.XXXXXX)
+trap 'rm -f "$log"' EXIT
 for s in "${suites[@]}"; do
 	tag=${s%% *}
 	s=${s#* }
@@ -92,7 +95,7 @@ for s in "${suites[@]}"; do
 	fi
 	echo "=== $s"
 	start=$(date +%s)
-	if $s; then
+	if $s 2>&1 | tee "$log"; then
 		passed=$((passed + 1))
 		echo "=== $s: ok ($(( $(date +%s) - start )) s)"
 	else
@@ -100,6 +103,9 @@ for s in "${suites[@]}"; do
 		failed_names+=("$s")
 		echo "=== $s: FAILED ($(( $(date +%s) - start )) s)"
 	fi
+	read -r ok bad < <(sed -nE 's/^(.*: )?([0-9]+) passed, ([0-9]+) failed$/\2 \3/p' "$log" | tail -1)
+	checks_ok=$((checks_ok + ${ok:-0}))
+	checks_bad=$((checks_bad + ${bad:-0}))
 done
 for n in "${failed_names[@]}"; do
 	echo "failed suite: $n"
@@ -108,5 +114,6 @@ if [ -d /sys/fs/bpf/satfeed ]; then
 	echo "tests left /sys/fs/bpf/satfeed behind"
 	failed=$((failed + 1))
 fi
+echo "checks: $checks_ok passed, $checks_bad failed, in $(( $(date +%s) - t0 )) s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
