@@ -12,8 +12,8 @@
  * The pins are opened, read through sf_target_view_next() (every stream
  * copied under its lock) and closed again on every call, so an engine that
  * was unloaded or reloaded in between is never read through stale maps.
- * The metric names, their units and labels are listed in docs/fleet.md
- * ("Metrics").
+ * The metric names, their units and labels are listed in README.md
+ * ("Running a fleet").
  */
 #ifndef __SF_METRICS_H
 #define __SF_METRICS_H

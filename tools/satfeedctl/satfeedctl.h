@@ -99,11 +99,9 @@ void skips_warn(FILE *f, const struct sf_pins *p, const struct skips *k,
 		const char *prefix);
 void json_skips(const struct skips *k);
 
-/* ---- output that show and targets both print ---- */
+/* ---- output (text_str: view.c, json_target_head: show_json.c) ---- */
 
-/* view.c */
 const char *text_str(char *buf, size_t len, const char *s, size_t max);
-/* show_json.c */
 void json_target_head(__u32 slot, const struct satfeed_target *t);
 
 /* --slot or a removed cgroup's path into sel[0] (targets.c) */
