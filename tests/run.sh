@@ -76,7 +76,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 sf_bpffs_mount || { echo "tests/run.sh: cannot mount bpffs" >&2; exit 1; }
 
-passed=0 failed=0 checks_ok=0 checks_bad=0 t0=$(date +%s)
+passed=0 failed=0 checks_ok=0 checks_bad=0 waited=0 t0=$(date +%s)
 failed_names=()
 log=$(mktemp /tmp/satfeed-run.XXXXXX)
 trap 'rm -f "$log"' EXIT
@@ -107,6 +107,9 @@ for s in "${suites[@]}"; do
 	read -r ok bad < <(sed -nE 's/^(.*: )?([0-9]+) passed, ([0-9]+) failed$/\2 \3/p' "$log" | tail -1)
 	checks_ok=$((checks_ok + ${ok:-0}))
 	checks_bad=$((checks_bad + ${bad:-0}))
+	w=$(sed -nE 's/^# .*: waited ([0-9]+) s for the test lock$/\1/p' "$log" |
+		awk '{ t += $1 } END { print t + 0 }')
+	waited=$((waited + w))
 done
 for n in "${failed_names[@]}"; do
 	echo "failed suite: $n"
@@ -115,6 +118,6 @@ if [ -d /sys/fs/bpf/satfeed ]; then
 	echo "tests left /sys/fs/bpf/satfeed behind"
 	failed=$((failed + 1))
 fi
-echo "checks: $checks_ok passed, $checks_bad failed, in $(( $(date +%s) - t0 )) s"
+echo "checks: $checks_ok passed, $checks_bad failed, in $(( $(date +%s) - t0 )) s ($waited s of it waiting for other tests' lock)"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

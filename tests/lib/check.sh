@@ -375,6 +375,7 @@ sf_begin() {
 		sf_fail "$SF_NAME: test lock" "$(cat "$SF_TMP/lock.err")"
 		sf_finish
 	fi
+	cat "$SF_TMP/lock.err"	# how long it waited, if it did
 	if ! sf_loaded; then
 		: # the usual case
 	else
