@@ -4,7 +4,12 @@
 #   make            build build/satfeed-loader and build/satfeedctl
 #   make run        install deps, build, run the built-in demo (PID=<pid> to
 #                   watch that process instead)
-#   make test       install deps, build, run every test
+#   make test       install deps, build, run every test (the CI run)
+#   make check      install deps, build, run the host suites only: unit,
+#                   kernel and end to end on this kernel, and the paths the
+#                   docs name; no QEMU guest, benchmark or sweep (~10 min)
+#   make format     clang-format the C sources in place; make check-format
+#                   fails when one is not formatted (changes nothing)
 #   make bench      overhead benchmarks (printed, never asserted): the host's,
 #                   against the paper's method, and both in the 6.12 guest
 #                   (fentry mode); then make bench-scx
@@ -45,7 +50,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps run test vm-test vm-scx validate bench bench-scx check-fresh install uninstall \
+.PHONY: all deps run test check vm-test vm-scx validate bench bench-scx check-fresh install uninstall \
 	clean format check-format
 
 PROGS := $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl \
@@ -182,7 +187,7 @@ $(OUTPUT)/sfload-objs/%.o: tools/workload/sfload/%.c | $(OUTPUT)/sfload-objs
 	$(Q)$(CC) $(CFLAGS) -Itools/workload -pthread -c $< -o $@
 
 # Objects that include the skeleton need it generated first.
-$(LOADER_OBJS): $(OUTPUT)/satfeed.skel.h
+$(LOADER_OBJS) $(OUTPUT)/sf_engine.o: $(OUTPUT)/satfeed.skel.h
 $(TEST_KERNEL_OBJS): $(OUTPUT)/satfeed.skel.h $(OUTPUT)/satfeed_test.skel.h
 $(SFBENCH_OBJS): $(OUTPUT)/satfeed.skel.h $(OUTPUT)/sfbench_empty.skel.h
 
@@ -240,6 +245,7 @@ deps:
 
 run: DEPS = build run
 test: DEPS = build test bench validate vm
+check: DEPS = build test
 vm-test: DEPS = build test vm
 validate: DEPS = build validate vm
 bench: DEPS = build bench vm
@@ -254,6 +260,11 @@ run: deps
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(TEST_PROGS)
 	$(Q)bash tests/run.sh
+
+# the developer's loop: every suite tests/run.sh tags `check`
+check: deps
+	$(Q)$(MAKE) --no-print-directory all $(TEST_PROGS)
+	$(Q)bash tests/run.sh --check
 
 # the Debian 6.12 guest: kmod-example, fentry mode, the engine on a 2nd kernel;
 # VM_KERNEL=trixie7 for Debian's 7.x kernel instead (tests/vm/lib.sh)
@@ -311,10 +322,16 @@ uninstall:
 		  $(DESTDIR)$(PREFIX)/sbin/satfeedctl \
 		  $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(UNITS))
 
-format:
-	$(Q)clang-format -i bpf/*.[ch] loader/*.[ch] tools/*.[ch] tools/lib/*.[ch] \
+# the C sources `format` rewrites and `check-format` checks
+FORMAT_SRCS = $(wildcard bpf/*.[ch] loader/*.[ch] tools/*.[ch] tools/lib/*.[ch] \
 		tools/satfeedctl/*.[ch] tools/workload/*.[ch] \
-		tools/workload/*/*.[ch] tests/*/*.[ch] tests/*/progs/*.[ch]
+		tools/workload/*/*.[ch] tests/*/*.[ch] tests/*/progs/*.[ch])
+
+format:
+	$(Q)clang-format -i $(FORMAT_SRCS)
+
+check-format:
+	$(Q)clang-format --dry-run -Werror $(FORMAT_SRCS)
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

@@ -44,7 +44,7 @@
  * lookup.
  * A submission stops at its opcode unless it is a RECV or RECVMSG.
  *
- * Not seen (README, "Limits"): CQEs that overflow the CQ ring (posted later
+ * Not seen (docs/figures.md): CQEs that overflow the CQ ring (posted later
  * from the overflow list without the tracepoint), a multishot receive armed
  * before the engine was loaded or replaced, or before its process became a
  * target or was discovered (its CQEs until it is re-armed),

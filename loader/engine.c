@@ -31,7 +31,6 @@ int engine_start(__u32 mode, bool understudies,
 			struct satfeed_bpf **out, char *why, size_t len)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oopts, .kernel_log_level = 0);
-	struct sf_uring_support uring;
 	struct satfeed_bpf *skel;
 	int err;
 
@@ -43,23 +42,10 @@ int engine_start(__u32 mode, bool understudies,
 			 strerror(-err));
 		return err;
 	}
-	skel->rodata->window_shift = env.window_shift;
-	skel->rodata->with_understudies = understudies;
-	for (int i = 0; i < SATFEED_NR_SYSCALLS; i++) {
-		long nr = sf_syscalls[i].nr;
-
-		if (nr >= 0 && nr < (long)sizeof(skel->rodata->sc_index))
-			skel->rodata->sc_index[nr] = i + 1;
-	}
-#ifdef SYS_io_uring_enter
-	/* the io_uring wait, through the tp_btf mode's dispatch */
-	skel->rodata->sc_index[SYS_io_uring_enter] =
-		SATFEED_SC_INDEX_URING_ENTER;
-#endif
-	err = sf_uring_probe(&uring, why, len);
+	err = sf_engine_configure(skel, env.window_shift, understudies, why,
+				  len);
 	if (err)
 		goto destroy;
-	skel->rodata->uring_ms_flag = uring.ms_flag;
 	err = sf_engine_select(skel->obj, mode, understudies, why, len);
 	if (err)
 		goto destroy;

@@ -7,7 +7,7 @@
 #                                  the output is well formed
 #   bash tests/bench/bench.sh -- ARGS    extra sfbench options (sfbench --help)
 #
-# It runs build/sfbench (tests/bench/sfbench.c), which interleaves no tracing, empty
+# It runs build/sfbench (tests/bench/sfbench/), which interleaves no tracing, empty
 # programs on the same hooks and satfeed (64 targets), and prints a plain-text
 # table at the end.  Figures are printed, never asserted: the exit status is
 # non-zero only when a measurement is missing or not a finite number, or when

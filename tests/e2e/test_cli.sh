@@ -400,12 +400,7 @@ sf_traffic_stop
 
 ######################################################################
 sf_log "--- a cgroup target ---"
-CG2=$(sf_cgroup2_mount)
-if [ -z "$CG2" ]; then
-	sf_skip "cgroup target" "no cgroup v2 mount"
-elif ! sf_cgroup_make "satfeed-test-$$"; then
-	sf_fail "cgroup target: mkdir $CG2/satfeed-test-$$"
-else
+if sf_cgroup_section "cgroup target" "satfeed-test-$$"; then
 	CG=$CG_DIR
 	sf_traffic_start || sf_fail "traffic helper started"
 	T=$TRAFFIC_PID
@@ -442,11 +437,7 @@ fi
 
 ######################################################################
 sf_log "--- a watched cgroup that is removed ---"
-if [ -z "$CG2" ]; then
-	sf_skip "removed cgroup" "no cgroup v2 mount"
-elif ! sf_cgroup_make "satfeed-gone-$$"; then
-	sf_fail "removed cgroup: mkdir $CG2/satfeed-gone-$$"
-else
+if sf_cgroup_section "removed cgroup" "satfeed-gone-$$"; then
 	CG=$CG_DIR
 	ASSERT_OK "add --cgroup $CG" "$CTL" add --cgroup "$CG"
 	ASSERT_EQ "active before rmdir" active "$(jget "$(ctl_json)" 'j["targets"][0]["state"]')"
@@ -472,11 +463,7 @@ fi
 
 ######################################################################
 sf_log "--- cgroups that cannot be watched are refused ---"
-if [ -z "$CG2" ]; then
-	sf_skip "unwatchable cgroups" "no cgroup v2 mount"
-elif ! sf_cgroup_make "sfdeep-$$"; then
-	sf_fail "unwatchable cgroups: mkdir $CG2/sfdeep-$$"
-else
+if sf_cgroup_section "unwatchable cgroups" "sfdeep-$$"; then
 	TOP=$CG_DIR
 	DEEP=$TOP
 	for _ in $(seq 2 64); do DEEP=$DEEP/d; done

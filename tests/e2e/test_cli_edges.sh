@@ -158,11 +158,7 @@ sf_kill "$PARENT"
 
 ######################################################################
 sf_log "--- a pid inside a watched cgroup, removed cgroups by id and slot ---"
-if [ -z "$CG2" ]; then
-	sf_skip "pid inside a watched cgroup" "no cgroup v2 mount"
-elif ! sf_cgroup_make "sfedges-$$"; then
-	sf_fail "mkdir $CG2/sfedges-$$"
-else
+if sf_cgroup_section "pid inside a watched cgroup" "sfedges-$$"; then
 	CG=$CG_DIR
 	sf_bg sleep 300
 	IN=$BG_PID

@@ -169,12 +169,8 @@ for mode in sendto rw msg splice sendfile; do
 		sf_fail "sfserver --io $mode started"
 		continue
 	fi
-	sf_bg "$SFLOAD" --rate 1500 --duration 3 --warmup 0 "127.0.0.1:$PORT"
-	LOADP=$BG_PID
-	sleep 0.5
-	ASSERT_OK "discover --io $mode" "$CTL" discover --pid "$SRV" --seconds 1.5 --json
-	J=$OUT
-	wait "$LOADP"
+	sf_under_load 1500 3 "$PORT" "discover --io $mode" \
+		"$CTL" discover --pid "$SRV" --seconds 1.5 --json
 	read -r send recv <<<"${WANT[$mode]}"
 	ASSERT_MATCH "--io $mode: send recommendation" "^($send)\$" \
 		"$(jget "$J" '",".join(j["recommended"]["send"]["syscalls"])')"
@@ -257,12 +253,8 @@ fi
 sf_log "--- discover a cgroup ---"
 if sf_cgroup_make sf-discover-$$ && start_server rw; then
 	echo "$SRV" >"$CG_DIR/cgroup.procs"
-	sf_bg "$SFLOAD" --rate 1000 --duration 2.5 --warmup 0 "127.0.0.1:$PORT"
-	LOADP=$BG_PID
-	sleep 0.5
-	ASSERT_OK "discover --cgroup" "$CTL" discover --cgroup "$CG_DIR" --seconds 1 --json
-	J=$OUT
-	wait "$LOADP"
+	sf_under_load 1000 2.5 "$PORT" "discover --cgroup" \
+		"$CTL" discover --cgroup "$CG_DIR" --seconds 1 --json
 	ASSERT_EQ "--cgroup: target kind and recommendation" "cgroup write read epoll_wait" \
 		"$(jget "$J" '" ".join([j["target"]["kind"]] + [",".join(j["recommended"][f]["syscalls"]) for f in ("send", "recv", "poll")])')"
 	ASSERT_MATCH "--cgroup: the add line names the directory" \
@@ -287,14 +279,11 @@ fi
 ######################################################################
 sf_log "--- add --auto: one send sample per response (writev + sendfile) ---"
 if start_server sendfile; then
-	sf_bg "$SFLOAD" --rate 1500 --duration 3 --warmup 0 "127.0.0.1:$PORT"
-	LOADP=$BG_PID
-	sleep 0.5
-	ASSERT_OK "add --auto" "$CTL" add --auto --pid "$SRV" --seconds 1.5
+	sf_under_load 1500 3 "$PORT" "add --auto" \
+		"$CTL" add --auto --pid "$SRV" --seconds 1.5
 	ASSERT_MATCH "add --auto: ran the add line" \
 		"running: satfeedctl add --pid $SRV --send (writev|sendfile) --recv recvfrom --poll epoll_wait" "$OUT"
 	ASSERT_MATCH "add --auto: watching" "watching pid $SRV in slot" "$OUT"
-	wait "$LOADP"
 	sleep 0.3
 	J=$("$CTL" show --json --pid "$SRV")
 	ASSERT_MATCH "add --auto: one send member" \
@@ -312,7 +301,7 @@ if start_server sendfile; then
 	ASSERT_OK "remove" "$CTL" remove --pid "$SRV"
 	sf_kill "$SRV"
 else
-	sf_fail "sfserver for the already-watched case started"
+	sf_fail "sfserver for the add --auto case started"
 fi
 
 ######################################################################

@@ -7,23 +7,19 @@
  */
 #include "test_kernel.h"
 
-static struct satfeed_bpf *open_configured(__u32 shift)
+/* The engine opened with the loader's settings (sf_engine_configure). */
+static struct satfeed_bpf *open_configured(__u32 shift, bool understudies)
 {
 	struct satfeed_bpf *skel = satfeed_bpf__open();
-	struct sf_uring_support u;
-	char why[256];
+	char why[256] = "";
 
 	if (!ASSERT_TRUE(skel, "open: %s", strerror(errno)))
 		return NULL;
-	skel->rodata->window_shift = shift;
-	for (int i = 0; i < SATFEED_NR_SYSCALLS; i++)
-		if (sf_syscalls[i].nr >= 0)
-			skel->rodata->sc_index[sf_syscalls[i].nr] = i + 1;
-	/* the io_uring settings, as the loader makes them */
-	skel->rodata->sc_index[SYS_io_uring_enter] =
-		SATFEED_SC_INDEX_URING_ENTER;
-	if (!sf_uring_probe(&u, why, sizeof(why)))
-		skel->rodata->uring_ms_flag = u.ms_flag;
+	if (!ASSERT_OK(sf_engine_configure(skel, shift, understudies, why,
+					   sizeof(why)), why)) {
+		satfeed_bpf__destroy(skel);
+		return NULL;
+	}
 	return skel;
 }
 
@@ -34,7 +30,7 @@ struct satfeed_bpf *open_engine(__u32 shift, const char *const *progs)
 	struct bpf_program *prog;
 	int err;
 
-	skel = open_configured(shift);
+	skel = open_configured(shift, false);
 	if (!skel)
 		return NULL;
 	bpf_object__for_each_program(prog, skel->obj) {
@@ -56,31 +52,57 @@ destroy:
 	return NULL;
 }
 
-/* The engine's tp_btf mode through the loader's own selection and order. */
-struct satfeed_bpf *start_engine(__u32 shift, bool understudies)
+/*
+ * The engine in attach mode `mode`, through the loader's own settings,
+ * selection and attach order.  A kernel that refuses fentry programs
+ * (EPERM: the guests test that mode) sets *refused, when given, and
+ * fails no check; NULL then and on any failure.
+ */
+struct satfeed_bpf *start_engine_mode(__u32 shift, __u32 mode,
+				      bool understudies, bool *refused)
 {
-	struct satfeed_bpf *skel = open_configured(shift);
+	struct satfeed_bpf *skel = open_configured(shift, understudies);
+	bool fentry = mode == SATFEED_ATTACH_FENTRY;
 	char why[512] = "";
 	int err;
 
+	if (refused)
+		*refused = false;
 	if (!skel)
 		return NULL;
-	skel->rodata->with_understudies = understudies;
-	err = sf_engine_select(skel->obj, SATFEED_ATTACH_TP_BTF, understudies,
-			       why, sizeof(why));
+	err = sf_engine_select(skel->obj, mode, understudies, why,
+			       sizeof(why));
 	if (!ASSERT_OK(err, why))
 		goto destroy;
-	err = satfeed_bpf__load(skel);
+	if (fentry && refused) {
+		/* quiet: a refusal is expected on some kernels */
+		libbpf_print_fn_t old = libbpf_set_print(NULL);
+
+		err = satfeed_bpf__load(skel);
+		libbpf_set_print(old);
+		if (err == -EPERM) {
+			*refused = true;
+			goto destroy;
+		}
+	} else {
+		err = satfeed_bpf__load(skel);
+	}
 	if (!ASSERT_OK(err, "load"))
 		goto destroy;
-	err = sf_engine_attach(skel->skeleton, SATFEED_ATTACH_TP_BTF, why,
-			       sizeof(why));
+	err = sf_engine_attach(skel->skeleton, mode, why, sizeof(why));
 	if (!ASSERT_OK(err, why))
 		goto destroy;
 	return skel;
 destroy:
 	satfeed_bpf__destroy(skel);
 	return NULL;
+}
+
+/* The engine's tp_btf mode, as the loader starts it. */
+struct satfeed_bpf *start_engine(__u32 shift, bool understudies)
+{
+	return start_engine_mode(shift, SATFEED_ATTACH_TP_BTF, understudies,
+				 NULL);
 }
 
 /* The engine's maps as libsatfeed sees pins. */

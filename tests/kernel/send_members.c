@@ -111,47 +111,6 @@ static void check_results(const struct results *r)
 	ASSERT_EQ(r->sp_to_pipe, 4, "splice(socket, pipe) moved 4");
 }
 
-/* The engine in mode, as the loader starts it; NULL when not permitted. */
-static struct satfeed_bpf *start_mode(__u32 mode, bool *refused)
-{
-	struct satfeed_bpf *skel = satfeed_bpf__open();
-	char why[512] = "";
-	int err;
-
-	*refused = false;
-	if (!ASSERT_TRUE(skel, "open: %s", strerror(errno)))
-		return NULL;
-	for (int i = 0; i < SATFEED_NR_SYSCALLS; i++)
-		if (sf_syscalls[i].nr >= 0)
-			skel->rodata->sc_index[sf_syscalls[i].nr] = i + 1;
-	err = sf_engine_select(skel->obj, mode, false, why, sizeof(why));
-	if (!ASSERT_OK(err, why))
-		goto destroy;
-	if (mode == SATFEED_ATTACH_FENTRY) {
-		/* quiet: a refusal is expected on some kernels */
-		libbpf_print_fn_t old = libbpf_set_print(NULL);
-
-		err = satfeed_bpf__load(skel);
-		libbpf_set_print(old);
-	} else {
-		err = satfeed_bpf__load(skel);
-	}
-	if (err == -EPERM && mode == SATFEED_ATTACH_FENTRY) {
-		/* this kernel refuses fentry (the guests test it) */
-		*refused = true;
-		goto destroy;
-	}
-	if (!ASSERT_OK(err, "load"))
-		goto destroy;
-	err = sf_engine_attach(skel->skeleton, mode, why, sizeof(why));
-	if (!ASSERT_OK(err, why))
-		goto destroy;
-	return skel;
-destroy:
-	satfeed_bpf__destroy(skel);
-	return NULL;
-}
-
 static int watch_self_mask(const struct sf_pins *p, __u32 mask, int *slot)
 {
 	struct sf_selector self = { .kind = SATFEED_TARGET_PID,
@@ -177,7 +136,7 @@ static void test_streams(__u32 mode)
 
 	if (!fds_open(&f))
 		return;
-	skel = start_mode(mode, &refused);
+	skel = start_engine_mode(SATFEED_WINDOW_SHIFT, mode, false, &refused);
 	if (refused) {
 		printf("send_members: %s mode refused by this kernel (EPERM): tp_btf only\n",
 		       m);
@@ -249,7 +208,8 @@ static void test_discover(void)
 
 	if (!fds_open(&f))
 		return;
-	skel = start_mode(SATFEED_ATTACH_TP_BTF, &refused);
+	skel = start_engine_mode(SATFEED_WINDOW_SHIFT, SATFEED_ATTACH_TP_BTF,
+				 false, &refused);
 	if (!skel)
 		goto close_fds;
 	if (!engine_maps(skel, &p) ||

@@ -36,6 +36,8 @@
 
 struct satfeed_bpf *open_engine(__u32 shift, const char *const *progs);
 struct satfeed_bpf *start_engine(__u32 shift, bool understudies);
+struct satfeed_bpf *start_engine_mode(__u32 shift, __u32 mode,
+				      bool understudies, bool *refused);
 bool engine_maps(struct satfeed_bpf *skel, struct sf_pins *p);
 int read_stream(const struct sf_pins *p, __u32 slot, __u32 stream,
 		struct satfeed_stream *st, bool locked);

@@ -256,6 +256,24 @@ sf_cgroup_make() {
 	SF_CGROUPS+=("$CG_DIR")
 }
 
+# sf_cgroup_section NAME DIR: the start of a section of checks NAME that
+# needs a cgroup of its own: DIR made under the cgroup2 mount (removed at
+# cleanup), its path in $CG_DIR.  Returns 1, the section skipped, when
+# there is no cgroup v2 mount (a failure under CI=true), or failed, when
+# the mkdir fails:  if sf_cgroup_section "cgroup target" "sf-$$"; then ...
+sf_cgroup_section() {
+	local m
+	m=$(sf_cgroup2_mount)
+	if [ -z "$m" ]; then
+		sf_skip "$1" "no cgroup v2 mount"
+		return 1
+	fi
+	if ! sf_cgroup_make "$2"; then
+		sf_fail "$1: mkdir $m/$2"
+		return 1
+	fi
+}
+
 # Move every process out of a cgroup and remove it.
 sf_cgroup_remove() {
 	local dir=$1 parent p _
@@ -357,6 +375,7 @@ sf_begin() {
 		sf_fail "$SF_NAME: test lock" "$(cat "$SF_TMP/lock.err")"
 		sf_finish
 	fi
+	cat "$SF_TMP/lock.err"	# how long it waited, if it did
 	if ! sf_loaded; then
 		: # the usual case
 	else

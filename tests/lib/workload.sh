@@ -23,6 +23,22 @@ sf_sfserver() {
 	[ -n "$SRV_PORT" ] && kill -0 "$SRV" 2>/dev/null
 }
 
+# sf_under_load RATE SECONDS PORT NAME CMD...: ASSERT_OK NAME CMD while
+# sfload offers RATE req/s to 127.0.0.1:PORT for SECONDS (from 0.5 s into
+# the load: the server is busy when CMD starts); returns when the load has
+# ended, CMD's output in $OUT (and $J), its stderr in $ERR.
+sf_under_load() {
+	local rate=$1 secs=$2 port=$3 loadp
+	shift 3
+	sf_bg "$SFLOAD" --rate "$rate" --duration "$secs" --warmup 0 \
+		"127.0.0.1:$port"
+	loadp=$BG_PID
+	sleep 0.5
+	ASSERT_OK "$@"
+	J=$OUT
+	wait "$loadp"
+}
+
 # sf_rate_duration RATE MIN_WINDOWS: the seconds of load at RATE req/s for
 # MIN_WINDOWS whole windows of 2048 sends plus the two the run's edges cut,
 # and at least 6 s: a stall of the VM just before the last window closes

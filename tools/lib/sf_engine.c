@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * sf_engine.c - the engine's programs per attach mode, and their attach
- * order (sf_engine.h).
+ * sf_engine.c - the engine's startup settings, its programs per attach
+ * mode, and their attach order (sf_engine.h).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "satfeed.h"
 #include "sf_common.h"
 #include "sf_engine.h"
+#include "satfeed.skel.h"
 
 #define SF_HOOK_FEXIT(name, NAME, family, fd, fn)			\
 	{ SATFEED_FEXIT_PROG_NAME(name), SATFEED_FEXIT_UNDERSTUDY_NAME(name), \
@@ -97,6 +99,33 @@ int sf_uring_probe(struct sf_uring_support *u, char *why, size_t len)
 		}
 	}
 	btf__free(btf);
+	return 0;
+}
+
+int sf_engine_configure(struct satfeed_bpf *skel, __u32 window_shift,
+			bool understudies, char *why, size_t len)
+{
+	struct sf_uring_support u;
+	int err;
+
+	skel->rodata->window_shift = window_shift;
+	skel->rodata->with_understudies = understudies;
+	/* the tp_btf mode's dispatch: syscall nr -> 1 + index in sf_syscalls */
+	for (int i = 0; i < SATFEED_NR_SYSCALLS; i++) {
+		long nr = sf_syscalls[i].nr;
+
+		if (nr >= 0 && nr < (long)sizeof(skel->rodata->sc_index))
+			skel->rodata->sc_index[nr] = i + 1;
+	}
+#ifdef SYS_io_uring_enter
+	/* the io_uring wait, through the same dispatch */
+	skel->rodata->sc_index[SYS_io_uring_enter] =
+		SATFEED_SC_INDEX_URING_ENTER;
+#endif
+	err = sf_uring_probe(&u, why, len);
+	if (err)
+		return err;
+	skel->rodata->uring_ms_flag = u.ms_flag;
 	return 0;
 }
 

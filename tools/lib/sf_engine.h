@@ -4,11 +4,11 @@
  * are attached, for one attach mode with or without understudies.
  *
  * satfeed-loader and the kernel tests start the engine through these calls,
- * so a test runs exactly the programs a load would:
+ * so a test runs exactly the programs, with the settings, a load would:
  *
- *	skel = satfeed_bpf__open_opts(...);	// set rodata, and
- *	skel->rodata->with_understudies = understudies;
- *	err = sf_engine_select(skel->obj, mode, understudies, why, len);
+ *	skel = satfeed_bpf__open_opts(...);
+ *	err = sf_engine_configure(skel, shift, understudies, why, len);
+ *	err = err ?: sf_engine_select(skel->obj, mode, understudies, why, len);
  *	err = err ?: satfeed_bpf__load(skel);
  *	err = err ?: sf_engine_attach(skel->skeleton, mode, why, len);
  *
@@ -24,6 +24,7 @@
 
 struct bpf_object;
 struct bpf_object_skeleton;
+struct satfeed_bpf;
 
 /* A program that can be preempted, and its understudy. */
 struct sf_hook {
@@ -37,6 +38,16 @@ struct sf_hook {
 
 extern const struct sf_hook sf_hooks[];
 extern const int sf_nr_hooks;
+
+/*
+ * The engine's startup settings, the one place they are made: the window
+ * (1 << window_shift samples), whether understudies run, the tp_btf mode's
+ * syscall dispatch table (sc_index, io_uring_enter as the io_uring wait)
+ * and this kernel's io_uring multishot flag (sf_uring_probe).  Call between
+ * open and load.  0 or -errno with *why.
+ */
+int sf_engine_configure(struct satfeed_bpf *skel, __u32 window_shift,
+			bool understudies, char *why, size_t len);
 
 /*
  * Set which programs of the engine object load: those of attach mode
@@ -58,8 +69,8 @@ int sf_engine_attach(struct bpf_object_skeleton *s, __u32 mode, char *why,
 /*
  * What this kernel offers for the io_uring members (bpf/satfeed_uring.bpf.h),
  * read from its BTF.  sf_engine_select() loads the io_uring programs only
- * where their hooks exist; the loader sets the engine's uring_ms_flag to
- * ms_flag.
+ * where their hooks exist; sf_engine_configure() sets the engine's
+ * uring_ms_flag to ms_flag.
  */
 struct sf_uring_support {
 	bool tracepoints;	/* io_uring_complete and io_uring_submit_req:

@@ -99,7 +99,7 @@ void skips_warn(FILE *f, const struct sf_pins *p, const struct skips *k,
 		const char *prefix);
 void json_skips(const struct skips *k);
 
-/* ---- output (show.c) ---- */
+/* ---- output (text_str: view.c, json_target_head: show_json.c) ---- */
 
 const char *text_str(char *buf, size_t len, const char *s, size_t max);
 void json_target_head(__u32 slot, const struct satfeed_target *t);
@@ -117,6 +117,7 @@ int cmd_targets(struct sf_pins *p, const struct args *a);
 int cmd_rules(struct sf_pins *p, const struct args *a);
 /* show.c */
 int cmd_show(struct sf_pins *p, const struct args *a);
+/* watch.c */
 int cmd_watch(struct sf_pins *p, const struct args *a);
 /* discover.c */
 int cmd_discover(struct sf_pins *p, const struct args *a);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * sfbench_empty.bpf.c - the floor for tests/bench/sfbench.c.
+ * sfbench_empty.bpf.c - the floor for sfbench (tests/bench/sfbench/).
  *
  * sfb_enter / sfb_exit: empty BTF raw tracepoint programs on the same two
  * hooks satfeed's tp_btf mode uses (raw_syscalls sys_enter / sys_exit).
