@@ -145,13 +145,16 @@ static int open_pin(struct sf_pins *p, const struct pin_shape *s,
 	fd = bpf_obj_get(path);
 	if (fd < 0) {
 		if (errno == EACCES || errno == EPERM) {
-			snprintf(why, len, "permission denied opening %s (run as root)",
-				 path);
+			snprintf(why, len, "%s needs root (CAP_BPF and CAP_SYS_ADMIN): cannot open %s: %s",
+				 sf_prog, path, strerror(errno));
 			return SF_EXIT_PERM;
 		}
 		if (errno == ENOENT) {
-			snprintf(why, len, "satfeed is not loaded (no %s; run 'satfeed-loader load')",
-				 path);
+			char hint[300];
+
+			snprintf(why, len, "satfeed is not loaded (no %s; run '%s')",
+				 path, sf_load_hint(p->root, hint,
+						    sizeof(hint)));
 			return SF_EXIT_NOT_LOADED;
 		}
 		snprintf(why, len, "cannot open %s: %s", path,
@@ -181,13 +184,15 @@ int sf_pins_open(struct sf_pins *p, const char *root, char *why, size_t len)
 		*slash = '\0';
 	fs = sf_is_bpffs(parent);
 	if (fs == -EACCES || fs == -EPERM) {
-		snprintf(why, len, "permission denied reading %s (run as root)",
-			 parent);
+		snprintf(why, len, "%s needs root (CAP_BPF and CAP_SYS_ADMIN): cannot read %s: %s",
+			 sf_prog, parent, strerror(-fs));
 		return SF_EXIT_PERM;
 	}
 	if (fs <= 0) {
-		snprintf(why, len, "satfeed is not loaded (no bpffs mounted at %s)",
-			 parent);
+		char hint[300];
+
+		snprintf(why, len, "satfeed is not loaded (no bpffs mounted at %s; run '%s')",
+			 parent, sf_load_hint(root, hint, sizeof(hint)));
 		return SF_EXIT_NOT_LOADED;
 	}
 	err = open_pin(p, &shapes[0], 0, why, len);
@@ -229,16 +234,10 @@ int sf_pins_open_locked(struct sf_pins *p, const char *root, int how,
 {
 	int fd, err;
 
-	fd = sf_root_lock(root, how);
-	if (fd == -ENOENT) {
-		pins_reset(p);
-		snprintf(why, len, "satfeed is not loaded (no %s)", root);
-		return SF_EXIT_NOT_LOADED;
-	}
+	fd = sf_root_lock_why(root, how, why, len);
 	if (fd < 0) {
 		pins_reset(p);
-		snprintf(why, len, "cannot lock %s: %s", root, strerror(-fd));
-		return fd == -EACCES ? SF_EXIT_PERM : SF_EXIT_ERROR;
+		return sf_lock_exit(fd);
 	}
 	err = sf_pins_open(p, root, why, len);
 	if (err) {
@@ -256,6 +255,41 @@ static __u32 map_id(int fd)
 	__u32 ml = sizeof(mi);
 
 	return bpf_map_get_info_by_fd(fd, &mi, &ml) ? 0 : mi.id;
+}
+
+/* Is every pin p opened of the engine pinned at its root now? */
+static bool pins_whole(const struct sf_pins *p)
+{
+	char path[512];
+	__u32 id;
+	int fd;
+
+	/* sf_info is opened first: a load or unload since then changed it */
+	snprintf(path, sizeof(path), "%s/%s", p->root, SATFEED_PIN_INFO);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return false;
+	id = map_id(fd);
+	close(fd);
+	return id && id == map_id(p->info_fd);
+}
+
+int sf_pins_open_snapshot(struct sf_pins *p, const char *root, char *why,
+			  size_t len)
+{
+	int err = SF_EXIT_OK;
+
+	for (int i = 0; i < 8; i++) {
+		err = sf_pins_open(p, root, why, len);
+		if (err || pins_whole(p))
+			return err;
+		sf_pins_close(p);
+		snprintf(why, len, "the engine at %s was replaced while being opened, 8 times in a row",
+			 root);
+		err = SF_EXIT_ERROR;
+	}
+	pins_reset(p);
+	return err;
 }
 
 bool sf_pins_current(const struct sf_pins *p)

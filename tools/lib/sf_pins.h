@@ -62,7 +62,18 @@ int sf_pins_from_object(struct sf_pins *p, struct bpf_object *obj, char *why,
 			size_t len);
 
 /*
- * The same, under the root lock (sf_root.h): LOCK_SH to read the target
+ * sf_pins_open() for a reader, which takes no lock: the pins are opened again (a
+ * few times) until every one is of the engine pinned at root when they
+ * were all open (a load, --replace or unload between two opens would mix
+ * two engines).  The root is always absent or a whole engine, and a target
+ * is active only once all of it is written, so a reader sees no change half
+ * done.  Returns an enum sf_exit.
+ */
+int sf_pins_open_snapshot(struct sf_pins *p, const char *root, char *why,
+			  size_t len);
+
+/*
+ * sf_pins_open() under the root lock (sf_root.h): LOCK_SH to read the target
  * table as one consistent snapshot, LOCK_EX to change it.  The lock is
  * taken before the pins are opened, so they are the engine that stays
  * pinned while it is held; sf_pins_close() releases it.

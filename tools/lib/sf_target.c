@@ -58,12 +58,9 @@ static int change_begin(const struct sf_pins *p, int *lockfd, char *why,
 		return SF_EXIT_ERROR;
 	}
 	if (p->lock_fd < 0) {
-		*lockfd = sf_root_lock(p->root, LOCK_EX);
-		if (*lockfd < 0) {
-			snprintf(why, len, "cannot lock %s: %s", p->root,
-				 strerror(-*lockfd));
-			return SF_EXIT_ERROR;
-		}
+		*lockfd = sf_root_lock_why(p->root, LOCK_EX, why, len);
+		if (*lockfd < 0)
+			return sf_lock_exit(*lockfd);
 		if (!sf_pins_current(p)) {
 			snprintf(why, len, "the engine at %s was replaced or unloaded while this command waited; run it again",
 				 p->root);
@@ -351,8 +348,27 @@ static int check_rules(const struct satfeed_sat_rules *rules, char *why,
 {
 	struct satfeed_sat_rules eff;
 
+	const struct {
+		const char *name;
+		__u32 v, max;
+	} range[] = {
+		{ "idle-near", rules ? rules->idle_near_permille : 0, SF_RULE_IDLE_MAX },
+		{ "idle-full", rules ? rules->idle_full_permille : 0, SF_RULE_IDLE_MAX },
+		{ "cv2-rise", rules ? rules->cv2_rise_permille : 0, SF_RULE_CV2_RISE_MAX },
+		{ "wps-near", rules ? rules->wps_near_permille : 0, SF_RULE_WPS_MAX },
+		{ "wps-full", rules ? rules->wps_full_permille : 0, SF_RULE_WPS_MAX },
+	};
+
 	if (!rules)
 		return SF_EXIT_OK;
+	for (size_t i = 0; i < sizeof(range) / sizeof(range[0]); i++) {
+		if (range[i].v != SATFEED_SAT_RULE_OFF &&
+		    range[i].v > range[i].max) {
+			snprintf(why, len, "the %s rule (%u permille) is out of range: 0 (the default) to %u, or off",
+				 range[i].name, range[i].v, range[i].max);
+			return SF_EXIT_USAGE;
+		}
+	}
 	satfeed_sat_rules_effective(rules, &eff);
 	if (rule_inverted(eff.idle_full_permille, eff.idle_near_permille)) {
 		snprintf(why, len, "the saturated idle share (%u permille) is above the near one (%u permille); it must not be",

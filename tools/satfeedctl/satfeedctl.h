@@ -81,6 +81,10 @@ int parse_global(int argc, char **argv, struct args *a);
 int parse_args(int argc, char **argv, const struct cmd *c, struct args *a);
 /* usage.c: --help, --version (exit 0) or an option getopt refused (2) */
 int help_or_usage(int opt);
+/* usage.c: COMMAND --help: that command's usage (exit 0) */
+int cmd_help(const char *cmd);
+/* args.c: is -h or --help among argv[from..] (before "--")? */
+bool help_asked(int argc, char **argv, int from);
 
 /* ---- what the kernel skipped (skips.c) ---- */
 
