@@ -49,6 +49,8 @@ static const struct pin_shape shapes[] = {
 	  sizeof(__u32), sizeof(struct satfeed_verdict), 1 },
 	{ SATFEED_PIN_DISCOVER, FD_OFF(discover_fd), BPF_MAP_TYPE_ARRAY,
 	  sizeof(__u32), sizeof(struct satfeed_discover), 1 },
+	{ SATFEED_PIN_RULES, FD_OFF(rules_fd), BPF_MAP_TYPE_ARRAY,
+	  sizeof(__u32), sizeof(struct satfeed_rules_slot), 1 },
 };
 
 #define NR_SHAPES (sizeof(shapes) / sizeof(shapes[0]))
@@ -440,6 +442,31 @@ int sf_discover_read(const struct sf_pins *p, __u32 slot,
 		     struct satfeed_discover *d)
 {
 	return bpf_map_lookup_elem(p->discover_fd, &slot, d) ? -errno : 0;
+}
+
+int sf_rules_read(const struct sf_pins *p, __u32 slot, __u32 gen,
+		  struct satfeed_sat_rules *r)
+{
+	struct satfeed_rules_slot rs;
+
+	memset(r, 0, sizeof(*r));
+	if (bpf_map_lookup_elem(p->rules_fd, &slot, &rs))
+		return -errno;
+	if (rs.gen == gen)
+		*r = rs.rules;
+	return 0;
+}
+
+int sf_rules_write(const struct sf_pins *p, __u32 slot, __u32 gen,
+		   const struct satfeed_sat_rules *r)
+{
+	struct satfeed_rules_slot rs = { .gen = gen };
+
+	if (r) {
+		rs.rules = *r;
+		rs.rules.reserved = 0;
+	}
+	return bpf_map_update_elem(p->rules_fd, &slot, &rs, 0) ? -errno : 0;
 }
 
 int sf_discover_reset(const struct sf_pins *p, __u32 slot, __u32 gen)

@@ -56,7 +56,7 @@ int sf_target_add(const struct sf_pins *p, const struct sf_selector *sel,
 		  __u32 sc_mask, int *slot, char *why, size_t len);
 
 /*
- * The same with saturation rules (satfeed_target.rules, stored as given:
+ * The same with saturation rules (sf_rules of its slot, stored as given:
  * a zero field takes its SATFEED_SAT_*_DEFAULT in the engine; NULL: all
  * defaults).  Refused (SF_EXIT_USAGE) when idle_full is above idle_near
  * or wps_full above wps_near (neither off), which would make saturated the

@@ -106,7 +106,8 @@ void json_skips(const struct skips *k);
 /* ---- output (show.c) ---- */
 
 const char *text_str(char *buf, size_t len, const char *s, size_t max);
-void json_target_head(__u32 slot, const struct satfeed_target *t);
+void json_target_head(const struct sf_pins *p, __u32 slot,
+		      const struct satfeed_target *t);
 
 /* --slot or a removed cgroup's path into sel[0] (targets.c) */
 int resolve_selection(struct sf_pins *p, const struct args *a,
