@@ -30,13 +30,6 @@ struct loader_env env = {
 	.window_shift = SATFEED_WINDOW_SHIFT,
 };
 
-static void print_version(FILE *f, struct argp_state *state)
-{
-	sf_print_version();
-}
-
-void (*argp_program_version_hook)(FILE *, struct argp_state *) =
-	print_version;
 static const char doc[] =
 "Load satfeed's in-kernel saturation/slack engine and pin it in bpffs.\n"
 "\n"
@@ -119,6 +112,7 @@ static const struct argp_option opts[] = {
 	{ "help", 'h', NULL, 0,
 	  "this text; after a command, that command's usage (does nothing)",
 	  -1 },
+	{ "version", 'V', NULL, 0, "version and ABI", -1 },
 	{},
 };
 
@@ -185,6 +179,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.verbose = true;
 		break;
 	case 'h':
+	case 'V':
 		break;	/* found before parsing: help_wanted() */
 	case ARGP_KEY_ARG:
 		if (env.command)
@@ -344,7 +339,8 @@ static void cmd_usage(const struct cmd_help *h)
 
 /*
  * -h, --help, -? or --usage anywhere before "--": print the usage of the
- * command named (or the whole one) and do nothing else.  Options that take
+ * command named (or the whole one) and do nothing else; -V or --version
+ * before any of them: the version.  Options that take
  * a value are skipped with it, so --bpffs -h is not a help request.
  */
 static bool help_wanted(int argc, char **argv, const struct argp *argp)
@@ -361,6 +357,10 @@ static bool help_wanted(int argc, char **argv, const struct argp *argp)
 		    !strcmp(a, "-?") || !strcmp(a, "--usage")) {
 			help = true;
 			continue;
+		}
+		if (!help && (!strcmp(a, "-V") || !strcmp(a, "--version"))) {
+			sf_print_version();
+			return true;
 		}
 		if (a[0] != '-') {
 			if (!cmd)
