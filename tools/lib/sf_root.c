@@ -180,8 +180,9 @@ int sf_root_lock_why(const char *root, int how, char *why, size_t len)
 			snprintf(why, len, "%s needs root (CAP_BPF and CAP_SYS_ADMIN): %s: %s",
 				 sf_prog, parent, strerror(-err));
 		else
-			snprintf(why, len, "satfeed is not loaded (no %s; %s: %s)",
-				 root, parent, strerror(-err));
+			snprintf(why, len, "satfeed is not loaded (no %s: %s; run '%s')",
+				 parent, strerror(-err),
+				 sf_load_hint(root, name, sizeof(name)));
 		return err;
 	}
 	if (geteuid() != 0) {
