@@ -105,7 +105,7 @@ BAD "--pid with a word that is not a pid" 2 "'12x' is not a process id" "$CTL" a
 BAD "--pid of what pidof printed when nothing runs" 2 "pidof printed nothing" "$CTL" add --pid ""
 BAD "a kernel thread is refused" 2 "pid 2 is a kernel thread \(kthreadd\).*--force" \
 	"$CTL" add --pid 2
-BAD "--idle-near that is not a number" 2 "--idle-near takes a share in permille" \
+BAD "--idle-near that is not a number" 2 "--idle-near takes permille from 0 \(the default\) to 100000" \
 	"$CTL" add --pid $$ --idle-near 15%
 BAD "--idle-full above --idle-near" 2 "--idle-full \(400\) must not be above --idle-near \(300\)" \
 	"$CTL" add --pid $$ --idle-near 300 --idle-full 400
@@ -208,8 +208,8 @@ ASSERT_OK "add with rules" "$CTL" add --pid "$T" --send sendto --recv recvfrom \
 	--idle-near 300 --idle-full 150 --cv2-rise 500
 ASSERT_EQ "show --json: the rules" "300 150 500" \
 	"$(jget "$("$CTL" show --json)" '"%d %d %d" % tuple(j["targets"][0]["rules"][k] for k in ("idle_near_permille", "idle_full_permille", "cv2_rise_permille"))')"
-ASSERT_MATCH "the rules are in sf_targets (bpftool)" '"idle_near_permille": 300' \
-	"$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_targets" key 0 0 0 0)"
+ASSERT_MATCH "the rules are in sf_rules (bpftool)" '"idle_near_permille": 300' \
+	"$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_rules" key 0 0 0 0)"
 ASSERT_TRUE "traffic: sendto 100" sf_traffic sendto 100
 J=$("$CTL" show --json)
 # 100 sends: 99 gaps in the window in progress, none closed
@@ -276,7 +276,7 @@ snapshot_now rules
 BAD "rules: full above near is refused" 2 "saturated waits per send \(200 permille\) is above the near one \(150" \
 	"$CTL" rules --pid "$T" --wps-full 200
 BAD "rules: an unwatched pid" 6 "pid 1 is not watched" "$CTL" rules --pid 1 --wps-near 5
-BAD "rules: a bad value" 2 "--wps-near takes a share in permille" \
+BAD "rules: a bad value" 2 "--wps-near takes permille from 0 \(the default\) to 1000" \
 	"$CTL" rules --pid "$T" --wps-near 12x
 BAD "rules: no target" 2 "rules needs --pid PID, --cgroup DIR, --slot N or --all" \
 	"$CTL" rules --wps-near 5
@@ -285,8 +285,8 @@ BAD "rules: not a family option" 2 "--send only applies to add" \
 ASSERT_OK "rules: --wps-near 40 --wps-full 20" "$CTL" rules --pid "$T" --wps-near 40 --wps-full 20
 ASSERT_EQ "rules: says what is stored" \
 	"slot $SLOT pid $T: wps-near 40, wps-full 20, idle-near off (default), idle-full off (default), cv2-rise off (default)" "$OUT"
-ASSERT_MATCH "rules: in sf_targets (bpftool)" '"wps_near_permille": 40' \
-	"$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_targets" key "$SLOT" 0 0 0)"
+ASSERT_MATCH "rules: in sf_rules (bpftool)" '"wps_near_permille": 40' \
+	"$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_rules" key "$SLOT" 0 0 0)"
 ASSERT_EQ "rules changed: the verdict stays until a window closes" "near 48 1" "$(verdict)"
 ASSERT_TRUE "traffic: 100 waits, a send window" send_window 100 2048
 ASSERT_EQ "the new rules judge the next window: wps 48 is ok under near 40" "ok 48 2" "$(verdict)"
