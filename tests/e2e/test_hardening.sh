@@ -354,8 +354,14 @@ ASSERT_MATCH "check: names nobody's directory for what it is" \
 ASSERT_NOMATCH "check: no 'killed load' for nobody's directory" "killed load" "$OUT"
 ASSERT_EQ "nobody's n5~swap is left alone" 65534 "$(stat -c %u "$N~swap")"
 ASSERT_EQ "no other swap directory left" "$N~swap" "$(ls -d "$N"~swap* | tr '\n' ' ' | sed 's/ $//')"
-# nobody holds an flock on the root's parent, and on a file in it
-"${NOBODY[@]}" flock -x "$MNT" sleep 300 &
+# hold_flock PATH: flock -x of PATH (a file or a directory) by this very
+# process until it is killed: no child outlives it holding the lock
+HOLD_FLOCK='import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_CREAT if not os.path.isdir(sys.argv[1]) else os.O_RDONLY)
+fcntl.flock(fd, fcntl.LOCK_EX)
+time.sleep(300)'
+# nobody holds an flock on the root's parent
+"${NOBODY[@]}" python3 -c "$HOLD_FLOCK" "$MNT" &
 FL=$!
 sf_track "$FL"
 sleep 0.3
@@ -370,14 +376,13 @@ ASSERT_NONZERO "nobody cannot open the root's lock" "${NOBODY[@]}" \
 # a lock held too long: give up, naming the holder
 LOCKF=/run/satfeed/$(printf '%x.%x' "$(stat -c %d "$MNT")" "$(stat -c %i "$MNT")").n5.lock
 ASSERT_OK "the root's lock file exists, root's, 0600" test "$(stat -c '%u %a' "$LOCKF")" = "0 600"
-flock -x "$LOCKF" sleep 300 &
+python3 -c "$HOLD_FLOCK" "$LOCKF" &
 FL=$!
 sf_track "$FL"
 sleep 0.3
-HOLDER=$(pgrep -P "$FL" sleep || echo "$FL")
 ASSERT_RC "add while the lock is held: gives up" 1 env SATFEED_LOCK_TIMEOUT=1 \
 	timeout 20 "$CTL" --bpffs "$N" add --pid $$
-ASSERT_MSG "add while the lock is held" "$N is locked by pid ($FL|$HOLDER) \((flock|sleep)\) for 1 s: gave up"
+ASSERT_MSG "add while the lock is held" "$N is locked by pid $FL \(python3\) for 1 s: gave up"
 ASSERT_RC "unload while the lock is held: gives up" 1 env SATFEED_LOCK_TIMEOUT=1 \
 	timeout 20 "$LOADER" --bpffs "$N" unload
 ASSERT_MSG "unload while the lock is held" "is locked by pid [0-9]+ .*gave up"
