@@ -317,14 +317,15 @@ enum satfeed_sat_state {
  */
 struct satfeed_target {
 	__u32 kind;		/* enum satfeed_target_kind */
-	__u32 state;		/* enum satfeed_target_state (the engine's) */
+	__u32 state;		/* enum satfeed_target_state, the
+				 * engine's */
 	__u64 id;		/* tgid, or cgroup v2 id (the directory's inode) */
 	__u32 gen;		/* bumped each time the slot is reused */
 	__u32 sc_mask;		/* bits of enum satfeed_syscall that count */
-	__u64 added_ns;		/* when it was added (CLOCK_MONOTONIC): the
-				 * engine counts a process only if it
-				 * started before, a later one reuses the
-				 * pid */
+	__u64 added_ns;		/* when it was added, CLOCK_MONOTONIC:
+				 * the engine counts a process only if
+				 * it started before (a later one reuses
+				 * the pid) */
 	__u64 gone_ns;		/* when it exited or was removed, 0 before
 				 * (the engine's) */
 	__u32 level;		/* cgroup: depth below the cgroup2 root */

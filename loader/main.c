@@ -22,6 +22,7 @@
 #include "sf_root.h"
 #include "loader.h"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define SF_STR_(x) #x
 #define SF_STR(x) SF_STR_(x)
 
@@ -378,7 +379,7 @@ static bool help_wanted(int argc, char **argv, const struct argp *argp)
 	}
 	if (!help)
 		return false;
-	for (size_t i = 0; cmd && i < sizeof(cmd_helps) / sizeof(cmd_helps[0]); i++) {
+	for (size_t i = 0; cmd && i < ARRAY_SIZE(cmd_helps); i++) {
 		if (!strcmp(cmd, cmd_helps[i].name)) {
 			cmd_usage(&cmd_helps[i]);
 			return true;

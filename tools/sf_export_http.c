@@ -12,9 +12,9 @@
  * one: the connection dropped for it is one that was answered and only
  * lingers, else the one that made no progress (a byte read or written) for
  * the longest, whatever its state; a scrape in progress moves on every
- * ppoll() and is the last to go.  A scrape renders the exposition when its request is
- * complete, into a buffer the connection then drains at the client's pace.
- * Only GET is served.  None of this knows what the metrics are, and the
+ * ppoll() and is the last to go.  A scrape renders the exposition when its
+ * request is complete, into a buffer the connection then drains at the
+ * client's pace.  Only GET is served.  None of this knows what the metrics are, and the
  * exposition and the textfile know nothing of sockets: each is the other's
  * one callback or one call, so this is a file of its own.
  */
@@ -212,8 +212,10 @@ static int conn_slot(struct sf_http *h)
 		}
 		v = h->conns[victim];
 		/* answered and lingering goes first, then the stalest */
-		if ((c->state == CONN_LINGERING) != (v->state == CONN_LINGERING)) {
-			if (c->state == CONN_LINGERING)
+		bool cl = c->state == CONN_LINGERING;
+
+		if (cl != (v->state == CONN_LINGERING)) {
+			if (cl)
 				victim = i;
 		} else if (c->progress_ms < v->progress_ms) {
 			victim = i;

@@ -154,7 +154,8 @@ static void check_active(struct check *c, __u32 slot, struct satfeed_target *t)
 	__u32 owner;
 	int err = 0;
 
-	if (index_lookup(p, t->kind, t->id, &ix) && t->kind == SATFEED_TARGET_PID &&
+	if (t->kind == SATFEED_TARGET_PID &&
+	    index_lookup(p, t->kind, t->id, &ix) &&
 	    (pid_exited(t->id) || started_after(t->id, t->added_ns))) {
 		/*
 		 * The engine unindexes a process when it exits, and marks its

@@ -63,9 +63,9 @@ int sf_pins_from_object(struct sf_pins *p, struct bpf_object *obj, char *why,
 			size_t len);
 
 /*
- * sf_pins_open() for a reader, which takes no lock: the pins are opened again (a
- * few times) until every one is of the engine pinned at root when they
- * were all open (a load, --replace or unload between two opens would mix
+ * sf_pins_open() for a reader, which takes no lock: the pins are opened
+ * again (a few times) until every one is of the engine pinned at root when
+ * they were all open (a load, --replace or unload between two opens would mix
  * two engines).  The root is always absent or a whole engine, and a target
  * is active only once all of it is written, so a reader sees no change half
  * done.  Returns an enum sf_exit.

@@ -403,7 +403,8 @@ static bool swap_name(const char *base, const char *rbase)
 {
 	size_t n = strlen(rbase), k = strlen(SF_ROOT_SWAP_SUFFIX);
 
-	if (strncmp(base, rbase, n) || strncmp(base + n, SF_ROOT_SWAP_SUFFIX, k))
+	if (strncmp(base, rbase, n) ||
+	    strncmp(base + n, SF_ROOT_SWAP_SUFFIX, k))
 		return false;
 	return !base[n + k] || base[n + k] == '~';
 }
@@ -411,7 +412,8 @@ static bool swap_name(const char *base, const char *rbase)
 int sf_root_for_each_swap(const char *root,
 			  void (*fn)(const char *swap, void *ctx), void *ctx)
 {
-	char parent[PATH_MAX], base[NAME_MAX + 1], path[PATH_MAX + NAME_MAX + 2];
+	char parent[PATH_MAX], base[NAME_MAX + 1];
+	char path[PATH_MAX + NAME_MAX + 2];
 	struct dirent *de;
 	DIR *dir;
 	int err, n = 0;

@@ -80,8 +80,8 @@ int sf_root_swap_pick(const char *root, char *buf, size_t len);
 enum sf_swap_kind {
 	SF_SWAP_NONE = 0,	/* there is none */
 	SF_SWAP_DEBRIS = 1,	/* left by a killed load or unload */
-	SF_SWAP_FOREIGN = 2,	/* not satfeed's: another user's, or not a dir */
-	SF_SWAP_LIVE = 3,	/* a whole engine, unmarked: a root of its own */
+	SF_SWAP_FOREIGN = 2,	/* another user's, or not a directory */
+	SF_SWAP_LIVE = 3,	/* a whole engine, unmarked: a root */
 };
 /* why says what it is for FOREIGN and LIVE.  Or -errno. */
 int sf_root_swap_kind(const char *swap, char *why, size_t len);
@@ -92,8 +92,9 @@ int sf_root_for_each_swap(const char *root,
 
 /*
  * Retire every swap directory of root that a killed command left (caller
- * holds the lock exclusively; SF_SWAP_DEBRIS only): entries that are not satfeed's are moved into root (or, when
- * there is no root, the directory is renamed back to root with them), then
+ * holds the lock exclusively; SF_SWAP_DEBRIS only): entries that are not
+ * satfeed's are moved into root (or, when there is no root, the directory
+ * is renamed back to root with them), then
  * satfeed's pins are removed and the directory with them.  *removed counts
  * the pins removed.  Returns 0 when nothing is left, -ENOTEMPTY when the
  * directory went back to root with foreign entries (each reported on stderr

@@ -292,7 +292,8 @@ int parse_args(int argc, char **argv, const struct cmd *c,
 			if (!(c->flags & CMD_RULES))
 				return not_for(c, names[opt - 1001], "add and rules take it");
 			err = parse_permille(names[opt - 1001], optarg,
-					     max[opt - 1001], field[opt - 1001]);
+					     max[opt - 1001],
+					     field[opt - 1001]);
 			if (err)
 				return err;
 			/* names[] is in SF_RULE_* order */

@@ -7,8 +7,9 @@
  * read under the engine's spin lock so every window printed is whole, and
  * add/remove run the target protocol under the pin root's lock.  Every
  * change holds that lock exclusively while it runs; readers take none
- * (sf_pins_open_snapshot()), so a loop of loads never starves them.  This file is the
- * command table and main(): which command runs, with which lock; the usage
+ * (sf_pins_open_snapshot()), so a loop of loads never starves them.  This
+ * file is the command table and main(): which command runs, with which
+ * lock; the usage
  * is usage.c, the options args.c, and each command lives in a file of its
  * own concern (satfeedctl.h).
  */

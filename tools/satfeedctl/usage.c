@@ -202,7 +202,8 @@ static char *usage_text(void)
 {
 	char wnear[16], wfull[16], near[16], full[16], rise[16], *text;
 
-	if (asprintf(&text, usage, rule_str(wnear, SATFEED_SAT_WPS_NEAR_DEFAULT),
+	if (asprintf(&text, usage,
+		     rule_str(wnear, SATFEED_SAT_WPS_NEAR_DEFAULT),
 		     rule_str(wfull, SATFEED_SAT_WPS_FULL_DEFAULT),
 		     rule_str(near, SATFEED_SAT_IDLE_NEAR_DEFAULT),
 		     rule_str(full, SATFEED_SAT_IDLE_FULL_DEFAULT),
