@@ -14,9 +14,10 @@
  * the longest, whatever its state; a scrape in progress moves on every
  * ppoll() and is the last to go.  A scrape renders the exposition when its
  * request is complete, into a buffer the connection then drains at the
- * client's pace.  Only GET is served.  None of this knows what the metrics are, and the
- * exposition and the textfile know nothing of sockets: each is the other's
- * one callback or one call, so this is a file of its own.
+ * client's pace.  Only GET is served.  None of this knows what the
+ * metrics are, and the exposition and the textfile know nothing of
+ * sockets: each is the other's one callback or one call, so this is a file
+ * of its own.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
