@@ -404,7 +404,8 @@ done
 wait "$RL"
 sf_log "show --json during 6 s of load --replace: $ok ok, $bad failed"
 ASSERT_EQ "readers during a loop of replaces: none failed" 0 "$bad"
-ASSERT_TRUE "readers during a loop of replaces: at least 20 in 6 s (not starved)" test "$ok" -ge 20
+# starved behind the lock they managed 10 in 12 s (issue 20); alone, ~20/s
+ASSERT_TRUE "readers during a loop of replaces: at least 12 in 6 s (not starved)" test "$ok" -ge 12
 ASSERT_OK "unload n5" "$LOADER" --bpffs "$N" unload
 rmdir "$N~swap"
 
