@@ -253,6 +253,21 @@ int cmd_help(const char *cmd)
 			printf("%.*s\n", n, line);
 		line += n + 1;
 	}
+	/* what show and watch print is described apart from COMMANDS */
+	if (!strcmp(cmd, "show") || !strcmp(cmd, "watch")) {
+		sec = section(text, "COLUMNS (show)\n", &len);
+		if (sec)
+			printf("\n%.*s\n", len, sec);
+		sec = section(text, "SKIPPED RUNS\n", &len);
+		if (sec)
+			printf("\n%.*s\n", len, sec);
+	}
+	if (!strcmp(cmd, "check") || !strcmp(cmd, "add") ||
+	    !strcmp(cmd, "remove") || !strcmp(cmd, "rules")) {
+		sec = section(text, "LOCKING\n", &len);
+		if (sec)
+			printf("\n%.*s\n", len, sec);
+	}
 	sec = section(text, "OPTIONS\n", &len);
 	if (sec)
 		printf("\n%.*s\n", len, sec);
