@@ -185,7 +185,7 @@ sf_log "rules makes $NB bpf() calls; the one before the last is held 3 s"
 strace -f -qq -o /dev/null -e trace=bpf \
 	-e inject=bpf:delay_enter=3000000:when=$((NB - 1)) \
 	"$CTL" --bpffs "$ROOT" rules --pid "$P" --wps-near 300 \
-	>"$SF_TMP/rules.out" 2>&1 &
+	>"$SF_TMP/rules.out" 2>&1 9>&- &
 RP=$!
 sleep 1.5
 sf_kill "$P"

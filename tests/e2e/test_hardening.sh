@@ -361,7 +361,7 @@ fd = os.open(sys.argv[1], os.O_RDONLY | os.O_CREAT if not os.path.isdir(sys.argv
 fcntl.flock(fd, fcntl.LOCK_EX)
 time.sleep(300)'
 # nobody holds an flock on the root's parent
-"${NOBODY[@]}" python3 -c "$HOLD_FLOCK" "$MNT" &
+"${NOBODY[@]}" python3 -c "$HOLD_FLOCK" "$MNT" 9>&- &
 FL=$!
 sf_track "$FL"
 sleep 0.3
@@ -376,7 +376,7 @@ ASSERT_NONZERO "nobody cannot open the root's lock" "${NOBODY[@]}" \
 # a lock held too long: give up, naming the holder
 LOCKF=/run/satfeed/$(printf '%x.%x' "$(stat -c %d "$MNT")" "$(stat -c %i "$MNT")").n5.lock
 ASSERT_OK "the root's lock file exists, root's, 0600" test "$(stat -c '%u %a' "$LOCKF")" = "0 600"
-python3 -c "$HOLD_FLOCK" "$LOCKF" &
+python3 -c "$HOLD_FLOCK" "$LOCKF" 9>&- &
 FL=$!
 sf_track "$FL"
 sleep 0.3
@@ -390,7 +390,7 @@ ASSERT_OK "show while the lock is held: readers take none" timeout 20 "$CTL" --b
 sf_kill "$FL"
 # readers are not starved by a loop of replaces
 ( end=$((SECONDS + 8)); while [ $SECONDS -lt $end ]; do
-	"$LOADER" --bpffs "$N" --replace load >/dev/null 2>&1; done ) &
+	"$LOADER" --bpffs "$N" --replace load >/dev/null 2>&1; done ) 9>&- &
 RL=$!
 sf_track "$RL"
 ok=0 bad=0 end=$((SECONDS + 6))
