@@ -37,8 +37,12 @@
  * fd is a socket), which renumbers the sc_mask bits from recvfrom on; the
  * discovery of a target's calls (SATFEED_SC_DISCOVER in sc_mask, pinned
  * sf_discover).
+ * 4 (issue 20, the rules map): a target's saturation rules moved out of
+ * satfeed_target into the pinned sf_rules map (struct satfeed_rules_slot),
+ * which only user space writes: sf_targets is no longer rewritten while a
+ * target is active, so nothing overwrites the state the engine sets.
  */
-#define SATFEED_ABI_VERSION	3
+#define SATFEED_ABI_VERSION	4
 
 /* Pin names, relative to the bpffs root (default SATFEED_DEFAULT_ROOT). */
 #define SATFEED_DEFAULT_ROOT	"/sys/fs/bpf/satfeed"
@@ -52,6 +56,7 @@
 #define SATFEED_PIN_UNDERSTUDY	"sf_understudy"	/* per-CPU array[1] of satfeed_understudy */
 #define SATFEED_PIN_VERDICT	"sf_verdict"	/* array[max_targets] of satfeed_verdict */
 #define SATFEED_PIN_DISCOVER	"sf_discover"	/* array[max_targets] of satfeed_discover */
+#define SATFEED_PIN_RULES	"sf_rules"	/* array[max_targets] of satfeed_rules_slot */
 #define SATFEED_PIN_PROGS	"progs"		/* directory of pinned programs */
 #define SATFEED_PIN_LINKS	"links"		/* directory of pinned links */
 
@@ -301,21 +306,54 @@ enum satfeed_sat_state {
 	SATFEED_SAT_FULL = 3,		/* saturated */
 };
 
-/* satfeed_target: one slot of sf_targets, owned by satfeedctl. */
+/*
+ * satfeed_target: one slot of sf_targets.  User space (satfeedctl) writes a
+ * slot whole, and only to fill it (the last write of an add, which makes it
+ * active) or to free it (kind FREE); it never rewrites an active target.
+ * Once active, state and gone_ns are the engine's: it marks the target gone
+ * when its process exits or its cgroup is removed, and the hot path counts
+ * an event into a target only while it is active.  A target's rules, which
+ * user space may change while it is active, are in sf_rules.
+ */
 struct satfeed_target {
 	__u32 kind;		/* enum satfeed_target_kind */
-	__u32 state;		/* enum satfeed_target_state */
+	__u32 state;		/* enum satfeed_target_state, the
+				 * engine's */
 	__u64 id;		/* tgid, or cgroup v2 id (the directory's inode) */
 	__u32 gen;		/* bumped each time the slot is reused */
 	__u32 sc_mask;		/* bits of enum satfeed_syscall that count */
-	__u64 added_ns;		/* when it was added */
-	__u64 gone_ns;		/* when it exited or was removed, 0 before */
+	__u64 added_ns;		/* when it was added, CLOCK_MONOTONIC:
+				 * the engine counts a process only if
+				 * it started before (a later one reuses
+				 * the pid) */
+	__u64 gone_ns;		/* when it exited or was removed, 0 before
+				 * (the engine's) */
 	__u32 level;		/* cgroup: depth below the cgroup2 root */
 	__u32 reserved;
-	struct satfeed_sat_rules rules; /* when its verdict says saturated */
 	char comm[16];		/* process name at add time ("" for cgroups) */
 	char path[96];		/* cgroup path relative to the cgroup2 mount */
 };
+
+/* ---- ABI 4, issue 20: the rules map (kept apart for merging) ---- */
+
+/*
+ * satfeed_rules_slot: sf_rules[slot], the saturation rules of the target in
+ * that slot.  Only user space writes it (satfeedctl add, before the target
+ * is active, and satfeedctl rules, while it is), one whole entry per
+ * change; the engine only reads it, field by field, each time a window of
+ * the target closes, and uses it only when gen equals the generation of
+ * the window's target (otherwise, while a slot is being reused, the
+ * defaults: every field 0).  A change applies from the next window that
+ * closes.
+ */
+struct satfeed_rules_slot {
+	__u32 gen;		/* satfeed_target.gen these rules are for */
+	__u32 reserved;		/* 0 */
+	struct satfeed_sat_rules rules; /* permille each; 0: the default,
+					 * SATFEED_SAT_RULE_OFF: off */
+};
+
+/* ---- end of the rules map ---- */
 
 /*
  * satfeed_verdict: sf_verdict[slot], the saturation state of a target,

@@ -40,6 +40,14 @@ struct {
 	__type(value, struct satfeed_discover);
 } sf_discover SEC(".maps");
 
+/* Saturation rules per slot, written by user space only (satfeed.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SATFEED_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct satfeed_rules_slot);
+} sf_rules SEC(".maps");
+
 /*
  * Push hook: called after every window closes, outside the lock, with a
  * copy of the window.  A no-op here; a consumer hooks it at run time (an
@@ -71,7 +79,8 @@ static __always_inline struct satfeed_stream *sf_stream(__u32 slot,
 /*
  * The target's verdict, after one of its windows closed (w, a copy taken
  * under the stream lock): the window's figures, the poll stream's count of
- * waits and the target's rules go through satfeed_sat_update()
+ * waits and the target's rules (sf_rules, of its generation) go through
+ * satfeed_sat_update()
  * (sat_rules.h) under the verdict's lock.  The poll count is read without
  * the poll stream's lock (a BPF program holds one lock at a time): it only
  * grows, and a 64-bit load is not torn.  A verdict of another generation is
@@ -85,6 +94,7 @@ static __noinline void sf_verdict_update(__u32 slot, __u32 stream, __u32 gen,
 					 const struct satfeed_window *w)
 {
 	struct satfeed_sat_rules rules = {};
+	struct satfeed_rules_slot *r;
 	struct satfeed_sat_event e = {
 		.stream = stream,
 		.shift = window_shift,
@@ -102,18 +112,21 @@ static __noinline void sf_verdict_update(__u32 slot, __u32 stream, __u32 gen,
 		return;
 	/* the defaults until the target of this generation is written, the
 	 * last step of an add */
-	if (READ_ONCE(t->gen) == gen) {
-		rules.idle_near_permille =
-			READ_ONCE(t->rules.idle_near_permille);
-		rules.idle_full_permille =
-			READ_ONCE(t->rules.idle_full_permille);
-		rules.cv2_rise_permille =
-			READ_ONCE(t->rules.cv2_rise_permille);
-		rules.wps_near_permille =
-			READ_ONCE(t->rules.wps_near_permille);
-		rules.wps_full_permille =
-			READ_ONCE(t->rules.wps_full_permille);
+	if (READ_ONCE(t->gen) == gen)
 		sc_mask = READ_ONCE(t->sc_mask);
+	/* the rules user space wrote for this generation, else the defaults */
+	r = bpf_map_lookup_elem(&sf_rules, &slot);
+	if (r && READ_ONCE(r->gen) == gen) {
+		rules.idle_near_permille =
+			READ_ONCE(r->rules.idle_near_permille);
+		rules.idle_full_permille =
+			READ_ONCE(r->rules.idle_full_permille);
+		rules.cv2_rise_permille =
+			READ_ONCE(r->rules.cv2_rise_permille);
+		rules.wps_near_permille =
+			READ_ONCE(r->rules.wps_near_permille);
+		rules.wps_full_permille =
+			READ_ONCE(r->rules.wps_full_permille);
 	}
 	poll = sf_stream(slot, SATFEED_STREAM_POLL);
 	if (poll && (sc_mask & SF_SC_POLL_MASK))

@@ -251,10 +251,14 @@ static __always_inline bool sf_find_target_of(struct satfeed_config *cfg,
 		__u32 slot = v - 1;
 		struct satfeed_target *t;
 
-		/* an array lookup the verifier inlines: no helper call */
+		/* an array lookup the verifier inlines: no helper call.  The
+		 * process must have started before its target was added: a
+		 * later one only reuses the pid (issue 20), whatever state
+		 * says */
 		t = bpf_map_lookup_elem(&sf_targets, &slot);
 		if (t && t->id == tgid && t->kind == SATFEED_TARGET_PID &&
-		    t->state == SATFEED_STATE_ACTIVE) {
+		    t->state == SATFEED_STATE_ACTIVE &&
+		    task->group_leader->start_time <= t->added_ns) {
 			hit->slot = slot;
 			hit->gen = t->gen;
 			hit->sc_mask = t->sc_mask;

@@ -7,7 +7,9 @@
  * would (engine.c) and destroys it, which is all it shares with load.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -52,6 +54,7 @@ int cmd_check(void)
 	char why[512], uwhy[512];
 	struct sf_preempt pre;
 	struct utsname u;
+	struct stat st;
 	__u32 chosen = 0;
 	bool pinned;
 	int fs;
@@ -63,10 +66,15 @@ int cmd_check(void)
 	fs = sf_is_bpffs("/sys/fs/bpf");
 	printf("bpffs:         %s\n", fs == 1 ? "mounted at /sys/fs/bpf" :
 			       "not mounted (load mounts it)");
-	pinned = !access(env.root, F_OK);
-	printf("pinned at %s: %s\n", env.root, pinned ? "yes" : "no");
+	pinned = !lstat(env.root, &st);
+	if (!pinned && errno != ENOENT)
+		printf("pinned at %s: unknown (%s%s)\n", env.root,
+		       strerror(errno), errno == EACCES || errno == EPERM ?
+		       "; reading it needs root (CAP_BPF and CAP_SYS_ADMIN)" : "");
+	else
+		printf("pinned at %s: %s\n", env.root, pinned ? "yes" : "no");
 	if (geteuid()) {
-		printf("attach modes:  unknown (probing needs root)\n");
+		printf("attach modes:  unknown (probing them needs root: CAP_BPF and CAP_SYS_ADMIN)\n");
 		return SF_EXIT_PERM;
 	}
 	sf_preempt_probe(&pre, env.btf);

@@ -51,9 +51,13 @@ int engine_start(__u32 mode, bool understudies,
 		goto destroy;
 	err = satfeed_bpf__load(skel);
 	if (err) {
+		/* EPERM is the kernel's policy: no program reached the
+		 * verifier, so there is no log to promise */
 		snprintf(why, len, "the kernel refused to load the %s programs: %s%s",
 			 sf_attach_name(mode), strerror(-err),
-			 env.verbose ? "" : " (-v shows the verifier log)");
+			 err == -EPERM ? " (its policy: no program was verified)" :
+			 env.verbose ? " (the verifier's log is above)" :
+			 " (-v shows the verifier's log)");
 		goto destroy;
 	}
 	err = sf_engine_attach(skel->skeleton, mode, why, len);

@@ -41,21 +41,16 @@ int cmd_load(void)
 		sf_msg("%s", why);
 		return SF_EXIT_ERROR;
 	}
-	if (sf_root_swap_path(env.root, swap_path, sizeof(swap_path))) {
-		sf_msg("%s: path too long", env.root);
-		return SF_EXIT_USAGE;
-	}
-	lockfd = sf_root_lock(env.root, LOCK_EX);
+	lockfd = sf_root_lock_why(env.root, LOCK_EX, why, sizeof(why));
 	if (lockfd < 0) {
-		sf_msg("cannot lock %s: %s", env.root, strerror(-lockfd));
-		return SF_EXIT_ERROR;
+		sf_msg("%s", why);
+		return sf_lock_exit(lockfd);
 	}
 	/* what a killed load or unload left: never live, retired first */
 	retire_swap(&removed);
 	err = SF_EXIT_ERROR;
-	if (!access(swap_path, F_OK)) {
-		sf_msg("%s is left from an earlier load and cannot be removed",
-			swap_path);
+	if (sf_root_swap_pick(env.root, swap_path, sizeof(swap_path))) {
+		sf_msg("%s: path too long", env.root);
 		goto unlock;
 	}
 	if (open_root(&root) == -ENOENT) {

@@ -19,20 +19,18 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "sf_common.h"
+#include "sf_root.h"
 #include "loader.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define SF_STR_(x) #x
+#define SF_STR(x) SF_STR_(x)
 
 struct loader_env env = {
 	.root = SATFEED_DEFAULT_ROOT,
 	.window_shift = SATFEED_WINDOW_SHIFT,
 };
 
-static void print_version(FILE *f, struct argp_state *state)
-{
-	sf_print_version();
-}
-
-void (*argp_program_version_hook)(FILE *, struct argp_state *) =
-	print_version;
 static const char doc[] =
 "Load satfeed's in-kernel saturation/slack engine and pin it in bpffs.\n"
 "\n"
@@ -52,11 +50,15 @@ static const char doc[] =
 "           misses: events missing from the windows).  Pins nothing.\n"
 "\n"
 "LOCKING AND CRASHES\n"
-"  load and unload hold an flock of ROOT's parent directory, which\n"
-"  satfeedctl takes too: one change at a time, and a load that waited finds\n"
-"  the winner's engine (exit 8).  What a killed load or unload leaves in\n"
-"  ROOTNAME~swap is never live; the next load, unload, satfeedctl add or\n"
-"  remove, or 'satfeedctl check --repair' removes it.\n"
+"  load and unload hold the root's lock, a file in " SF_ROOT_LOCK_DIR " that only\n"
+"  root can make, which satfeedctl's changes take too: one change at a\n"
+"  time, and a load that waited finds the winner's engine (exit 8).  No\n"
+"  command waits for it more than " SF_STR(SF_ROOT_LOCK_TIMEOUT_S) " s (SATFEED_LOCK_TIMEOUT=SECONDS\n"
+"  in the environment sets it): it gives up naming the holder's pid.\n"
+"  Readers (satfeedctl show, targets, watch, export) take no lock.  What a\n"
+"  killed load or unload leaves in ROOTNAME~swap is never live; the next\n"
+"  load, unload, satfeedctl add or remove, or 'satfeedctl check --repair'\n"
+"  removes it.  A root's name must not contain '~'.\n"
 "\n"
 "ATTACH MODES (cheapest first; auto picks the first that loads and attaches)\n"
 "  fentry   fentry/fexit on the traced syscalls' entry points: only those\n"
@@ -77,14 +79,16 @@ static const char doc[] =
 "  `check` says which applies and why.\n"
 "\n"
 "EXIT STATUS\n"
-"  0 ok, 1 runtime error, 2 bad argument, 3 not loaded (unload),\n"
-"  4 permission denied, 8 already loaded (load without --replace).\n"
+"  0 ok (and for --help), 1 runtime error, 2 bad argument, 3 not loaded\n"
+"  (unload), 4 permission denied (not root), 8 already loaded (load\n"
+"  without --replace).\n"
 "\n"
 "EXAMPLES\n"
 "  satfeed-loader load\n"
 "  satfeed-loader --attach tp_btf --window 4096 load\n"
 "  satfeed-loader check\n"
 "  satfeed-loader unload\n"
+"  satfeed-loader load --help    (each command's own usage; does nothing)\n"
 "\n"
 "OPTIONS";
 
@@ -103,7 +107,13 @@ static const struct argp_option opts[] = {
 	  "(their windows start afresh)", 0 },
 	{ "btf", 'B', "FILE", 0,
 	  "kernel BTF to use instead of /sys/kernel/btf/vmlinux", 0 },
-	{ "verbose", 'v', NULL, 0, "print libbpf's debug output", 0 },
+	{ "verbose", 'v', NULL, 0,
+	  "print libbpf's debug output, and the verifier's log of a program "
+	  "the kernel refuses", 0 },
+	{ "help", 'h', NULL, 0,
+	  "this text; after a command, that command's usage (does nothing)",
+	  -1 },
+	{ "version", 'V', NULL, 0, "version and ABI", -1 },
 	{},
 };
 
@@ -129,14 +139,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	char *end;
 
 	switch (key) {
-	case 'b':
+	case 'b': {
+		char why[512];
+
 		if (arg[0] != '/' || strlen(arg) > 200) {
 			return bad("--bpffs needs an absolute path of at most 200 characters");
 		}
 		for (size_t n = strlen(arg); n > 1 && arg[n - 1] == '/';)
 			arg[--n] = '\0';
+		if (sf_root_name_check(arg, why, sizeof(why)))
+			return bad("--bpffs %s", why);
 		env.root = arg;
 		break;
+	}
 	case 'a':
 		if (sf_attach_parse(arg, &env.attach))
 			return bad("unknown attach mode '%s' (auto, fentry, tp_btf)",
@@ -164,6 +179,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'v':
 		env.verbose = true;
 		break;
+	case 'h':
+	case 'V':
+		break;	/* found before parsing: help_wanted() */
 	case ARGP_KEY_ARG:
 		if (env.command)
 			return bad("one command only (got '%s' after '%s')",
@@ -228,6 +246,150 @@ static void unknown_option(int argc, char **argv)
 	sf_msg("an option lacks its value; see --help");
 }
 
+/* ---- --help: the whole usage, or one command's ---- */
+
+struct cmd_help {
+	const char *name;
+	const char *synopsis;
+	const char *text;
+	const char *opts;	/* keys of the options it takes */
+	const char *exits;
+};
+
+static const struct cmd_help cmd_helps[] = {
+	{ "load",
+	  "[--bpffs DIR] [--attach MODE] [--understudy WHEN] [--window N] [--replace] [--btf FILE] [-v] load",
+	  "Load the engine, attach it to the syscall hooks and pin its maps,\n"
+	  "programs and links under ROOT (--bpffs), then exit: the engine keeps\n"
+	  "running.  Refused if ROOT already holds a load, unless --replace.\n"
+	  "Everything is pinned into ROOTNAME~swap next to ROOT and renamed into\n"
+	  "place in one step, so ROOT is never half loaded.  --replace loads the\n"
+	  "new engine, re-adds each active target of the old one with its\n"
+	  "syscalls, and only then swaps it in: a replace that fails leaves the\n"
+	  "old engine running.  Holds the root's lock (see --help).\n",
+	  "bauwrBv",
+	  "0 loaded, 1 runtime error (the reason on stderr), 2 bad argument,\n"
+	  "  4 not root, 8 already loaded (without --replace)." },
+	{ "unload",
+	  "[--bpffs DIR] [-v] unload",
+	  "Remove every pin load made under ROOT (--bpffs); this detaches the\n"
+	  "engine.  ROOT is renamed away first, in one step, so nobody sees it\n"
+	  "half unpinned; entries satfeed did not pin are left in place and\n"
+	  "listed.  Holds the root's lock (see --help).\n",
+	  "bv",
+	  "0 unloaded, 1 runtime error, 2 bad argument, 3 not loaded, 4 not root." },
+	{ "check",
+	  "[--bpffs DIR] [--attach MODE] [--understudy WHEN] [--btf FILE] [-v] check",
+	  "Report what the running kernel supports (BTF, bpffs, the preemption\n"
+	  "model), which attach mode load would use and why each other mode is\n"
+	  "refused (-v adds the verifier's log of a refused program), and for an\n"
+	  "engine pinned under ROOT the runs of each of its programs the kernel\n"
+	  "skipped since load (recursion misses).  Pins nothing, takes no lock;\n"
+	  "probing the attach modes needs root.\n",
+	  "bauBv",
+	  "0 a mode works, 1 no mode works, 2 bad argument, 4 not root\n"
+	  "  (the kernel part is still printed)." },
+};
+
+/* print text wrapped at 79 columns, each line indented by ind */
+static void wrap(const char *text, int ind, int first)
+{
+	int col = first;
+	const char *w = text;
+
+	while (*w) {
+		size_t n = strcspn(w, " ");
+
+		if (col > ind && col + 1 + (int)n > 79) {
+			printf("\n%*s", ind, "");
+			col = ind;
+		} else if (col > ind) {
+			putchar(' ');
+			col++;
+		}
+		printf("%.*s", (int)n, w);
+		col += n;
+		w += n;
+		while (*w == ' ')
+			w++;
+	}
+	putchar('\n');
+}
+
+static void cmd_usage(const struct cmd_help *h)
+{
+	printf("Usage: " PROG " %s\n\n%s\nOPTIONS\n", h->synopsis, h->text);
+	for (const char *k = h->opts; *k; k++) {
+		for (const struct argp_option *o = opts; o->name; o++) {
+			char head[64];
+			int n;
+
+			if (o->key != *k)
+				continue;
+			n = snprintf(head, sizeof(head), "  -%c, --%s%s%s", o->key,
+				     o->name, o->arg ? "=" : "",
+				     o->arg ? o->arg : "");
+			printf("%s%*s", head, n < 22 ? 22 - n : 1, "");
+			wrap(o->doc, 22, n < 22 ? 22 : n + 1);
+		}
+	}
+	printf("  -h, --help          this text (does nothing else)\n"
+	       "\nEXIT STATUS\n  %s\n\n'" PROG " --help' describes every command, the attach modes,\n"
+	       "understudies and the root's lock.\n", h->exits);
+}
+
+/*
+ * -h, --help, -? or --usage anywhere before "--": print the usage of the
+ * command named (or the whole one) and do nothing else; -V or --version
+ * before any of them: the version.  Options that take
+ * a value are skipped with it, so --bpffs -h is not a help request.
+ */
+static bool help_wanted(int argc, char **argv, const struct argp *argp)
+{
+	const char *cmd = NULL;
+	bool help = false;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--"))
+			break;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help") ||
+		    !strcmp(a, "-?") || !strcmp(a, "--usage")) {
+			help = true;
+			continue;
+		}
+		if (!help && (!strcmp(a, "-V") || !strcmp(a, "--version"))) {
+			sf_print_version();
+			return true;
+		}
+		if (a[0] != '-') {
+			if (!cmd)
+				cmd = a;
+			continue;
+		}
+		/* "-b DIR", "--bpffs DIR": the value is the next word */
+		for (const struct argp_option *o = opts; o->name; o++) {
+			if (!o->arg)
+				continue;
+			if ((a[1] == o->key && !a[2]) ||
+			    (a[1] == '-' && !strcmp(a + 2, o->name)))
+				i++;
+		}
+	}
+	if (!help)
+		return false;
+	for (size_t i = 0; cmd && i < ARRAY_SIZE(cmd_helps); i++) {
+		if (!strcmp(cmd, cmd_helps[i].name)) {
+			cmd_usage(&cmd_helps[i]);
+			return true;
+		}
+	}
+	argp_help(argp, stdout, ARGP_HELP_SHORT_USAGE | ARGP_HELP_LONG |
+				ARGP_HELP_DOC, (char *)PROG);
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = {
@@ -240,8 +402,11 @@ int main(int argc, char **argv)
 
 	sf_prog = PROG;
 	argp_err_exit_status = SF_EXIT_USAGE;
+	if (help_wanted(argc, argv, &argp))
+		return SF_EXIT_OK;
 	/* our own one-line messages: argp's add a second "Try" line */
-	err = argp_parse(&argp, argc, argv, ARGP_NO_ERRS, NULL, NULL);
+	err = argp_parse(&argp, argc, argv, ARGP_NO_ERRS | ARGP_NO_HELP, NULL,
+			 NULL);
 	if (err) {
 		if (!said_usage)
 			unknown_option(argc, argv);
@@ -250,7 +415,7 @@ int main(int argc, char **argv)
 	libbpf_set_print(libbpf_print_fn);
 
 	if (strcmp(env.command, "check") && geteuid() != 0) {
-		sf_msg("%s needs root (CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN)",
+		sf_msg("%s needs root (CAP_BPF and CAP_SYS_ADMIN)",
 			env.command);
 		return SF_EXIT_PERM;
 	}

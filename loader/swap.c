@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 #include "sf_common.h"
 #include "sf_engine.h"
@@ -132,7 +133,10 @@ int pin_everything(struct satfeed_bpf *skel)
 		sf_msg("%s", why);
 		return err;
 	}
-	err = make_pin_dir(swap.fd, SATFEED_PIN_PROGS);
+	/* a swap until swap_in(): if killed before, it is debris */
+	err = make_pin_dir(swap.fd, SF_ROOT_SWAP_MARK);
+	if (!err)
+		err = make_pin_dir(swap.fd, SATFEED_PIN_PROGS);
 	if (!err)
 		err = make_pin_dir(swap.fd, SATFEED_PIN_LINKS);
 	sf_saferoot_close(&swap);
@@ -182,12 +186,33 @@ int pin_everything(struct satfeed_bpf *skel)
  * The last step of a load: the swap directory becomes ROOT in one rename.
  * When ROOT exists they trade places, and the old one is then retired.
  */
+static void mark(const char *dir, bool on)
+{
+	char path[PATH_MAX + 16];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, SF_ROOT_SWAP_MARK);
+	if (on ? mkdir(path, 0700) && errno != EEXIST :
+		 rmdir(path) && errno != ENOENT)
+		sf_warn("cannot %s %s: %s", on ? "make" : "remove", path,
+			strerror(errno));
+}
+
 int swap_in(bool root_exists)
 {
+	int err;
+
+	/* the engine that leaves ROOT is a swap from the exchange on */
+	if (root_exists)
+		mark(env.root, true);
 	if (!renameat2(AT_FDCWD, swap_path, AT_FDCWD, env.root,
-		       root_exists ? RENAME_EXCHANGE : RENAME_NOREPLACE))
+		       root_exists ? RENAME_EXCHANGE : RENAME_NOREPLACE)) {
+		mark(env.root, false);
 		return 0;
+	}
+	err = -errno;
 	sf_msg("cannot rename %s to %s: %s", swap_path, env.root,
-		strerror(errno));
-	return -errno;
+		strerror(-err));
+	if (root_exists)
+		mark(env.root, false);
+	return err;
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "sf_common.h"
 #include "sf_root.h"
@@ -22,23 +23,21 @@ int cmd_unload(void)
 {
 	int err, lockfd, removed = 0;
 	struct sf_saferoot root;
+	char why[PATH_MAX + 256];
 
-	if (sf_root_swap_path(env.root, swap_path, sizeof(swap_path))) {
-		sf_msg("%s: path too long", env.root);
-		return SF_EXIT_USAGE;
-	}
-	lockfd = sf_root_lock(env.root, LOCK_EX);
-	if (lockfd == -ENOENT) {
-		sf_msg("satfeed is not loaded (no %s)", env.root);
-		return SF_EXIT_NOT_LOADED;
-	}
+	lockfd = sf_root_lock_why(env.root, LOCK_EX, why, sizeof(why));
 	if (lockfd < 0) {
-		sf_msg("cannot lock %s: %s", env.root, strerror(-lockfd));
-		return lockfd == -EACCES ? SF_EXIT_PERM : SF_EXIT_ERROR;
+		sf_msg("%s", why);
+		return sf_lock_exit(lockfd);
 	}
 	/* what a killed load or unload left: never live, retired first */
 	retire_swap(&removed);
 	removed = 0;
+	if (sf_root_swap_pick(env.root, swap_path, sizeof(swap_path))) {
+		sf_msg("%s: path too long", env.root);
+		err = SF_EXIT_USAGE;
+		goto unlock;
+	}
 	err = open_root(&root);
 	if (err == -ENOENT) {
 		sf_msg("satfeed is not loaded (no %s)", env.root);
@@ -47,6 +46,14 @@ int cmd_unload(void)
 	}
 	if (err) {
 		err = err == -EACCES ? SF_EXIT_PERM : SF_EXIT_ERROR;
+		goto unlock;
+	}
+	/* marked as a swap first: if killed after the rename, it is debris */
+	if (mkdirat(root.fd, SF_ROOT_SWAP_MARK, 0700) && errno != EEXIST) {
+		sf_msg("cannot mark %s for removal: %s", env.root,
+			strerror(errno));
+		sf_saferoot_close(&root);
+		err = SF_EXIT_ERROR;
 		goto unlock;
 	}
 	/* gone from ROOT in one step: nobody sees it half unpinned */

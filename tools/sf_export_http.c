@@ -3,15 +3,21 @@
  * sf_export_http.c - the exporter's HTTP/1.1 side (sf_export_http.h): the
  * listening socket, the connections and the requests.
  *
- * Every socket is non-blocking and every connection has a deadline, so a
- * client that sends its request slowly, or reads the answer slowly, holds
- * only its own slot: the others are served meanwhile.  When every slot is
- * taken, the connection that has waited longest for its request is dropped
- * for the new one.  A scrape renders the exposition when its request is
- * complete, into a buffer the connection then drains at the client's pace.
- * Only GET is served.  None of this knows what the metrics are, and the
- * exposition and the textfile know nothing of sockets: each is the other's
- * one callback or one call, so this is a file of its own.
+ * Every socket is non-blocking and every connection has a deadline in each
+ * of its states (reading its request: CONN_TIMEOUT_MS from accept; writing
+ * the answer: the same; lingering after it: LINGER_MS), so a client that
+ * sends its request slowly, reads the answer slowly or not at all, or never
+ * closes, holds only its own slot, and only for so long: the others are
+ * served meanwhile.  When every slot is taken, a new connection always gets
+ * one: the connection dropped for it is one that was answered and only
+ * lingers, else the one that made no progress (a byte read or written) for
+ * the longest, whatever its state; a scrape in progress moves on every
+ * ppoll() and is the last to go.  A scrape renders the exposition when its
+ * request is complete, into a buffer the connection then drains at the
+ * client's pace.  Only GET is served.  None of this knows what the
+ * metrics are, and the exposition and the textfile know nothing of
+ * sockets: each is the other's one callback or one call, so this is a file
+ * of its own.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -45,6 +51,7 @@ struct sf_http_conn {
 	int fd;
 	__u64 deadline_ms;
 	__u64 accepted_ms;
+	__u64 progress_ms;	/* accepted, or a byte read or written */
 	size_t rlen;
 	char req[REQUEST_MAX];
 	char head[512];
@@ -187,22 +194,36 @@ static void conn_close(struct sf_http *h, int i)
 	h->conns[i] = NULL;
 }
 
-/* A free slot, or the slot of the oldest connection still reading. */
+/*
+ * A free slot, or one freed for a new connection: the lingering connection
+ * that progressed least recently, else any that did.  Never -1.
+ */
 static int conn_slot(struct sf_http *h)
 {
-	int oldest = -1;
+	int victim = -1;
 
 	for (int i = 0; i < SF_HTTP_MAX_CONNS; i++) {
-		if (!h->conns[i])
+		struct sf_http_conn *c = h->conns[i], *v;
+
+		if (!c)
 			return i;
-		if (h->conns[i]->state == CONN_READING &&
-		    (oldest < 0 || h->conns[i]->accepted_ms <
-					   h->conns[oldest]->accepted_ms))
-			oldest = i;
+		if (victim < 0) {
+			victim = i;
+			continue;
+		}
+		v = h->conns[victim];
+		/* answered and lingering goes first, then the stalest */
+		bool cl = c->state == CONN_LINGERING;
+
+		if (cl != (v->state == CONN_LINGERING)) {
+			if (cl)
+				victim = i;
+		} else if (c->progress_ms < v->progress_ms) {
+			victim = i;
+		}
 	}
-	if (oldest >= 0)
-		conn_close(h, oldest);
-	return oldest;
+	conn_close(h, victim);
+	return victim;
 }
 
 static void conn_accept(struct sf_http *h)
@@ -223,6 +244,7 @@ static void conn_accept(struct sf_http *h)
 		c->fd = fd;
 		c->state = CONN_READING;
 		c->accepted_ms = sf_http_now_ms();
+		c->progress_ms = c->accepted_ms;
 		c->deadline_ms = c->accepted_ms + CONN_TIMEOUT_MS;
 		h->conns[i] = c;
 	}
@@ -355,7 +377,7 @@ static void conn_read(struct sf_http *h, struct sf_http_conn *c, int i)
 		char sink[4096];
 
 		while ((n = recv(c->fd, sink, sizeof(sink), 0)) > 0)
-			;
+			c->progress_ms = sf_http_now_ms();
 		if (n == 0 || errno != EAGAIN)
 			conn_close(h, i);
 		return;
@@ -369,6 +391,7 @@ static void conn_read(struct sf_http *h, struct sf_http_conn *c, int i)
 	}
 	c->rlen += n;
 	c->req[c->rlen] = '\0';
+	c->progress_ms = sf_http_now_ms();
 	if (strlen(c->req) != c->rlen) {
 		plain(c, 400, "Bad Request", "", "bad request");
 		return;
@@ -411,6 +434,7 @@ static void conn_write(struct sf_http *h, struct sf_http_conn *c, int i)
 			return;
 		}
 		c->sent += n;
+		c->progress_ms = sf_http_now_ms();
 	}
 	/*
 	 * All sent.  A close() with unread input would reset the connection

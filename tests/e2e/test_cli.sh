@@ -168,9 +168,9 @@ CHECK_ERR "bpffs absent while loaded: satfeedctl show" 3 "no bpffs mounted at /s
 CHECK_ERR "satfeedctl --bpffs on a non-bpffs" 3 "not loaded" "$CTL" --bpffs "$NOFS/satfeed" show
 
 # non-root satfeedctl
-CHECK_ERR "non-root satfeedctl show" 4 "permission denied" "${NOBODY[@]}" "$CTL" show
-CHECK_ERR "non-root satfeedctl add" 4 "permission denied" "${NOBODY[@]}" "$CTL" add --pid $$
-CHECK_ERR "non-root satfeedctl targets" 4 "permission denied" "${NOBODY[@]}" "$CTL" targets
+CHECK_ERR "non-root satfeedctl show" 4 "needs root \(CAP_BPF and CAP_SYS_ADMIN\)" "${NOBODY[@]}" "$CTL" show
+CHECK_ERR "non-root satfeedctl add" 4 "needs root \(CAP_BPF and CAP_SYS_ADMIN\)" "${NOBODY[@]}" "$CTL" add --pid $$
+CHECK_ERR "non-root satfeedctl targets" 4 "needs root \(CAP_BPF and CAP_SYS_ADMIN\)" "${NOBODY[@]}" "$CTL" targets
 
 # bad arguments to satfeedctl
 CHECK_ERR "satfeedctl: unknown command" 2 "unknown command 'frobnicate'" "$CTL" frobnicate

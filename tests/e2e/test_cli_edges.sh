@@ -105,7 +105,7 @@ BAD "--pid with a word that is not a pid" 2 "'12x' is not a process id" "$CTL" a
 BAD "--pid of what pidof printed when nothing runs" 2 "pidof printed nothing" "$CTL" add --pid ""
 BAD "a kernel thread is refused" 2 "pid 2 is a kernel thread \(kthreadd\).*--force" \
 	"$CTL" add --pid 2
-BAD "--idle-near that is not a number" 2 "--idle-near takes a share in permille" \
+BAD "--idle-near that is not a number" 2 "--idle-near takes permille from 0 \(the default\) to 100000" \
 	"$CTL" add --pid $$ --idle-near 15%
 BAD "--idle-full above --idle-near" 2 "--idle-full \(400\) must not be above --idle-near \(300\)" \
 	"$CTL" add --pid $$ --idle-near 300 --idle-full 400
@@ -204,8 +204,8 @@ ASSERT_OK "add with rules" "$CTL" add --pid "$T" --send sendto --recv recvfrom \
 	--idle-near 300 --idle-full 150 --cv2-rise 500
 ASSERT_EQ "show --json: the rules" "300 150 500" \
 	"$(jget "$("$CTL" show --json)" '"%d %d %d" % tuple(j["targets"][0]["rules"][k] for k in ("idle_near_permille", "idle_full_permille", "cv2_rise_permille"))')"
-ASSERT_MATCH "the rules are in sf_targets (bpftool)" '"idle_near_permille": 300' \
-	"$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_targets" key 0 0 0 0)"
+ASSERT_MATCH "the rules are in sf_rules (bpftool)" '"idle_near_permille": 300' \
+	"$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_rules" key 0 0 0 0)"
 ASSERT_TRUE "traffic: sendto 100" sf_traffic sendto 100
 J=$("$CTL" show --json)
 # 100 sends: 99 gaps in the window in progress, none closed
@@ -272,7 +272,7 @@ snapshot_now rules
 BAD "rules: full above near is refused" 2 "saturated waits per send \(200 permille\) is above the near one \(150" \
 	"$CTL" rules --pid "$T" --wps-full 200
 BAD "rules: an unwatched pid" 6 "pid 1 is not watched" "$CTL" rules --pid 1 --wps-near 5
-BAD "rules: a bad value" 2 "--wps-near takes a share in permille" \
+BAD "rules: a bad value" 2 "--wps-near takes permille from 0 \(the default\) to 1000" \
 	"$CTL" rules --pid "$T" --wps-near 12x
 BAD "rules: no target" 2 "rules needs --pid PID, --cgroup DIR, --slot N or --all" \
 	"$CTL" rules --wps-near 5
@@ -281,8 +281,8 @@ BAD "rules: not a family option" 2 "--send only applies to add" \
 ASSERT_OK "rules: --wps-near 40 --wps-full 20" "$CTL" rules --pid "$T" --wps-near 40 --wps-full 20
 ASSERT_EQ "rules: says what is stored" \
 	"slot $SLOT pid $T: wps-near 40, wps-full 20, idle-near off (default), idle-full off (default), cv2-rise off (default)" "$OUT"
-ASSERT_MATCH "rules: in sf_targets (bpftool)" '"wps_near_permille": 40' \
-	"$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_targets" key "$SLOT" 0 0 0)"
+ASSERT_MATCH "rules: in sf_rules (bpftool)" '"wps_near_permille": 40' \
+	"$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_rules" key "$SLOT" 0 0 0)"
 ASSERT_EQ "rules changed: the verdict stays until a window closes" "near 48 1" "$(verdict)"
 ASSERT_TRUE "traffic: 100 waits, a send window" send_window 100 2048
 ASSERT_EQ "the new rules judge the next window: wps 48 is ok under near 40" "ok 48 2" "$(verdict)"
@@ -367,6 +367,106 @@ else
 	ASSERT_MATCH "make run: says what happened" "stopped watching pid $P; satfeed is unloaded" "$RUN"
 	ASSERT_OK "make run: the engine is unloaded" test ! -e "$SF_PIN_ROOT"
 	sf_kill "$P"
+fi
+
+######################################################################
+# Issue 20, items 6-10: help, the errors a new user hits.  Every claim of
+# /work/notes/safety-docs.md (help, errors, locking) is checked here or in
+# test_hardening.sh against the tools themselves.
+sf_log "--- every command's --help and -h: its usage, exit 0, nothing done ---"
+HROOT=/sys/fs/bpf/sf-help-$$
+snapshot_now help
+for cmd in load unload check; do
+	for h in --help -h; do
+		ASSERT_OK "loader $cmd $h" "$LOADER" --bpffs "$HROOT" "$cmd" "$h"
+		ASSERT_MATCH "loader $cmd $h: its usage" "^Usage: satfeed-loader .*$cmd$" "$OUT"
+		ASSERT_MATCH "loader $cmd $h: its options and exit status" "OPTIONS.*EXIT STATUS" "$(echo $OUT)"
+		ASSERT_EQ "loader $cmd $h: nothing on stderr" "" "$ERR"
+		ASSERT_BPFFS "loader $cmd $h: nothing loaded or unloaded" "$SNAP"
+	done
+done
+for h in --help -h; do
+	ASSERT_OK "loader $h" "$LOADER" "$h"
+	ASSERT_MATCH "loader $h: every command" "COMMANDS.*load.*unload.*check.*LOCKING" "$(echo $OUT)"
+done
+ASSERT_OK "loader: --help after the options of a load" "$LOADER" --bpffs "$HROOT" --window 4096 load --replace --help
+ASSERT_BPFFS "loader: load --replace --help loads nothing" "$SNAP"
+for cmd in add discover remove targets rules show watch export check; do
+	for h in --help -h; do
+		ASSERT_OK "satfeedctl $cmd $h" "$CTL" --bpffs "$HROOT" "$cmd" "$h"
+		ASSERT_MATCH "satfeedctl $cmd $h: its usage" "^Usage: satfeedctl \[--bpffs DIR\] $cmd " "$OUT"
+		ASSERT_MATCH "satfeedctl $cmd $h: its entry" "^  $cmd( |$)" "$(printf '%s\n' "$OUT" | sed -n '3p')"
+		ASSERT_EQ "satfeedctl $cmd $h: nothing on stderr" "" "$ERR"
+	done
+done
+ASSERT_OK "satfeedctl add --help with a bad pid does nothing" "$CTL" add --pid 999999999 --help
+ASSERT_BPFFS "satfeedctl: help touched nothing" "$SNAP"
+
+sf_log "--- not root: 'needs root (CAP_BPF and CAP_SYS_ADMIN)' ---"
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+for cmd in show "add --pid 1" check targets "rules --all" "remove --all"; do
+	# shellcheck disable=SC2086
+	ASSERT_RC "non-root satfeedctl $cmd" 4 "${NOBODY[@]}" "$CTL" $cmd
+	ASSERT_MSG "non-root satfeedctl $cmd" "needs root \(CAP_BPF and CAP_SYS_ADMIN\)"
+	ASSERT_NOMATCH "non-root satfeedctl $cmd: no bare EACCES" "cannot lock" "$ERR"
+done
+for cmd in load unload; do
+	ASSERT_RC "non-root loader $cmd" 4 "${NOBODY[@]}" "$LOADER" --bpffs "$HROOT" "$cmd"
+	ASSERT_MSG "non-root loader $cmd" "needs root \(CAP_BPF and CAP_SYS_ADMIN\)"
+done
+ASSERT_RC "non-root loader check" 4 "${NOBODY[@]}" "$LOADER" check
+ASSERT_NOMATCH "non-root loader check: never says 'pinned: no' it cannot know" "pinned at .*: no$" "$OUT"
+ASSERT_MATCH "non-root loader check: says it needs root" "pinned at .*: unknown.*needs root" "$OUT"
+ASSERT_BPFFS "non-root: nothing touched" "$SNAP"
+
+sf_log "--- not loaded: the exact command, with --bpffs; watch waits ---"
+BAD "show of a root that is not loaded: the load line with its --bpffs" 3 \
+	"run 'satfeed-loader --bpffs $HROOT load'" "$CTL" --bpffs "$HROOT" show
+BAD "check of a root that is not loaded: the load line" 3 \
+	"run 'satfeed-loader --bpffs $HROOT load'" "$CTL" --bpffs "$HROOT" check
+ASSERT_OK "watch of an unloaded root waits (as documented)" \
+	timeout 10 "$CTL" --bpffs "$HROOT" watch --count 2 --interval 0.1
+ASSERT_EQ "watch: says so each refresh, with the load line" 2 \
+	"$(printf '%s\n' "$OUT" | grep -c "satfeed is not loaded at $HROOT .*waiting for 'satfeed-loader --bpffs $HROOT load'")"
+ASSERT_OK "watch --json of an unloaded root waits" \
+	timeout 10 "$CTL" --bpffs "$HROOT" watch --json --count 1 --interval 0.1
+ASSERT_MATCH "watch --json: loaded false" '"loaded":false' "$OUT"
+
+sf_log "--- cgroup v2 mounted elsewhere (a hybrid host) ---"
+CGM=$SF_TMP/unified
+mkdir -p "$CGM" "$SF_TMP/notcg"
+# a private mount namespace: every cgroup2 mount hidden, one at $CGM
+HYB=$(unshare -m --propagation private bash -c '
+	awk '\''$3 == "cgroup2" { print $2 }'\'' /proc/self/mounts | sort -r |
+		while read -r m; do umount -l "$m"; done
+	mount -t cgroup2 none "$1" || exit 9
+	"$2" add --cgroup "$3" 2>&1; echo "rc=$?"
+	"$2" add --cgroup "$3/absent" 2>&1; echo "rc=$?"' _ "$CGM" "$CTL" "$SF_TMP/notcg")
+ASSERT_MATCH "hybrid: a directory outside cgroup v2 is refused with where it is" \
+	"notcg is not a cgroup v2 directory; cgroup v2 is mounted at $CGM: the directory must be under it" "$HYB"
+ASSERT_MATCH "hybrid: a missing directory says where cgroup v2 is" \
+	"absent: No such file or directory; cgroup v2 is mounted at $CGM" "$HYB"
+ASSERT_EQ "hybrid: both refused" "rc=2 rc=6" "$(printf '%s\n' "$HYB" | grep '^rc=' | tr '\n' ' ' | sed 's/ $//')"
+
+sf_log "--- rules out of range; the verifier log -v promises ---"
+for r in "--wps-near 5000" "--wps-full 1001" "--idle-near 100001" "--cv2-rise 200000"; do
+	# shellcheck disable=SC2086
+	BAD "rules $r is out of range" 2 "takes permille from 0 \(the default\) to [0-9]+" \
+		"$CTL" --bpffs "$HROOT" rules --all $r
+	# shellcheck disable=SC2086
+	BAD "add $r is out of range" 2 "takes permille from 0 \(the default\) to [0-9]+" \
+		"$CTL" --bpffs "$HROOT" add --pid $$ $r
+done
+ASSERT_RC "loader check" 0 "$LOADER" check
+if printf '%s\n' "$OUT" | grep -q -- "-v shows the verifier"; then
+	ASSERT_RC "loader check -v" 0 "$LOADER" -v check
+	ASSERT_MATCH "check: the verifier log that check promised is shown by -v" \
+		"BEGIN PROG LOAD LOG|processed [0-9]+ insns" "$ERR"
+else
+	ASSERT_NOMATCH "check: no promise of a verifier log for a policy refusal" \
+		"verifier" "$(printf '%s\n' "$OUT" | grep 'Operation not permitted')"
+	ASSERT_MATCH "check: a refused mode says why (or every mode works)" \
+		"its policy: no program was verified|^fentry +available" "$OUT"
 fi
 
 sf_finish

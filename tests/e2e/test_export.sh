@@ -500,4 +500,24 @@ ASSERT_EQ "nothing listens on the exporter's port" no \
 stop_pid "$SRV"
 for p in "${IDLE[@]}"; do kill "$p" 2>/dev/null; done
 ASSERT_OK "unload" "$LOADER" unload
+######################################################################
+# Issue 20, item 4 (helper "safety"): clients that send a whole request and
+# never read nor close take no scraper's place: every state of a connection
+# is bounded, and a new connection evicts the one that progressed least.
+sf_log "--- 20 non-reading clients per second while scraping ---"
+if start_exporter hogs --listen 127.0.0.1:0; then
+	sf_run python3 "$SF_REPO/tests/e2e/http_hogs.py" "$EXP_URL" 20 6
+	sf_log "non-reading clients: $OUT"
+	read -r _ HOK HFAIL _ HOGS <<<"$(head -1 <<<"$OUT")"
+	ASSERT_EQ "non-reading clients: no scrape failed" 0 "${HFAIL:-missing}"
+	ASSERT_TRUE "non-reading clients: the scraper got through (>= 15 of 6 s at 4/s)" \
+		test "${HOK:-0}" -ge 15
+	ASSERT_TRUE "non-reading clients: more than 16 were connected" test "${HOGS:-0}" -gt 16
+	ASSERT_EQ "the exporter survived them" yes \
+		"$(kill -0 "$EXP_PID" 2>/dev/null && echo yes || echo no)"
+	stop_pid "$EXP_PID"
+else
+	sf_fail "export for the non-reading clients started" "$(cat "$EXP_ERR")"
+fi
+
 sf_finish

@@ -5,7 +5,8 @@
 # mkdir, rename and unlink calls in turn (strace fault injection); two loads
 # at once; load --replace carrying the targets over; adds of zombies and of
 # processes exiting meanwhile, and a new process reusing such a pid;
-# `targets` read slowly under add/remove churn; conflicting selectors.
+# `targets` read slowly under add/remove churn; conflicting selectors;
+# `rules` racing its target's exit, whose pid a new process then takes.
 # After each fault the maps are read with bpftool (pin_state.py): nothing
 # visible may be wrong right away, `satfeedctl check` must see exactly what
 # is left over, and after the next command nothing at all may be.
@@ -162,6 +163,51 @@ export SF_FAULTS_STRIDE
 SF_FAULTS_STRIDE=$(iters 80 1)
 faults "kill -9 of load --replace and unload before each call" walk-load 0 \
 	killed\>=10
+
+######################################################################
+# Issue 20, item 2: `rules` racing the exit of its target.  The rules
+# command's last write is delayed (strace) while the target's process is
+# killed; then a new process takes its pid (ns_last_pid) and sends.  The
+# target must stay gone, count none of the new process's sends, and check
+# must find nothing wrong.
+sf_log "--- rules racing a target's exit, and a reused pid ---"
+ASSERT_OK "load for the rules race" L load
+sf_bg sleep 100000
+P=$BG_PID
+ASSERT_OK "add the target of the race" C add --pid "$P"
+SLOT=$(C targets --json | python3 -c 'import json,sys; print([t["slot"] for t in json.load(sys.stdin)["targets"] if t.get("pid") == int(sys.argv[1])][0])' "$P")
+# how many bpf() calls one rules change makes: its write is the last but
+# one (rules reads the slot back to print it)
+NB=$(strace -f -qq -e trace=bpf -o "$SF_TMP/rules.strace" \
+	"$CTL" --bpffs "$ROOT" rules --pid "$P" --wps-near 200 >/dev/null 2>&1;
+     grep -c 'bpf(' "$SF_TMP/rules.strace")
+sf_log "rules makes $NB bpf() calls; the one before the last is held 3 s"
+strace -f -qq -o /dev/null -e trace=bpf \
+	-e inject=bpf:delay_enter=3000000:when=$((NB - 1)) \
+	"$CTL" --bpffs "$ROOT" rules --pid "$P" --wps-near 300 \
+	>"$SF_TMP/rules.out" 2>&1 9>&- &
+RP=$!
+sleep 1.5
+sf_kill "$P"
+wait "$RP"
+ASSERT_EQ "the delayed rules change finished" 0 "$?"
+ASSERT_EQ "after the race: the target is gone" "1 yes" \
+	"$(bpftool map dump -j pinned "$ROOT/sf_targets" | python3 tests/e2e/target_gone.py pid "$P")"
+sf_run python3 tests/e2e/pid_reuse.py "$P" 1000
+if [ "$OUT" = "reused $P" ]; then
+	SENT=$(C show --json --slot "$SLOT" | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["targets"][0]
+print(t["send"]["calls"])')
+	ASSERT_EQ "the reused pid's 1000 sends are not the gone target's" 0 "$SENT"
+	ASSERT_OK "check after the race" C check
+	ASSERT_NOMATCH "check after the race: no 'killed add or remove'" \
+		"killed add or remove" "$OUT"
+else
+	sf_fail "a new process got pid $P again" "$OUT $ERR"
+fi
+ASSERT_MATCH "rules printed the rules it set" "wps-near 300" "$(cat "$SF_TMP/rules.out")"
+ASSERT_OK "unload after the rules race" L unload
 
 ASSERT_EQ "nothing left in the private bpffs" "maps.debug progs.debug" \
 	"$(ls "$MNT" | tr '\n' ' ' | sed 's/ $//')"

@@ -5,7 +5,11 @@
 # detach), watched processes whose comm holds every byte value (the JSON
 # stays valid UTF-8, the table stays free of control characters), and the
 # bundled server's clients (a huge work_us, running it out of fds) and port
-# file (symlinks planted at its path and at the old temporary name).
+# file (symlinks planted at its path and at the old temporary name); a
+# root named X~swap refused and a whole engine there never swept by a
+# command on X; another user's ROOT~swap and flock of the root's parent
+# blocking nothing, the root's lock given up after its timeout naming its
+# holder, and readers never starved by a loop of replaces (issue 20).
 #
 # Run as root from the repository root:  bash tests/e2e/test_hardening.sh
 # Needs: make all, bpftool, python3, util-linux (unshare, setpriv); builds
@@ -291,6 +295,128 @@ else
 	sf_fail "sfserver with 12 fds wrote its port file"
 fi
 sf_kill "$SRV"
+
+######################################################################
+# Issue 20, item 1: a swap directory is judged by what it is, not its name
+sf_log "--- a root named X~swap; a whole engine at X~swap is never swept ---"
+for name in "a~swap" "a~swap~1234abcd" "b~c"; do
+	ASSERT_RC "load of a root named $name" 2 "$LOADER" --bpffs "$MNT/$name" load
+	ASSERT_MSG "load of a root named $name" "must not contain '~'"
+	ASSERT_RC "satfeedctl on a root named $name" 2 "$CTL" --bpffs "$MNT/$name" show
+	ASSERT_EQ "load of a root named $name: nothing made" "" \
+		"$(ls -d "$MNT/$name" 2>/dev/null)"
+done
+# a live engine under a swap name, as an older loader could make it
+X=$MNT/x
+ASSERT_OK "load an engine to move to x~swap" "$LOADER" --bpffs "$MNT/other" load
+mv "$MNT/other" "$X~swap"
+LIVE=$(cd "$X~swap" && find . | sort | tr '\n' ' ')
+LIVE_PROGS=$(sf_prog_ids)	# x~swap's engine is the only one loaded
+livecheck() {
+	ASSERT_EQ "$1: the whole engine at x~swap is untouched" "$LIVE" \
+		"$(cd "$X~swap" 2>/dev/null && find . | sort | tr '\n' ' ')"
+}
+ASSERT_OK "load root x beside it" "$LOADER" --bpffs "$X" load
+livecheck "load of x"
+ASSERT_OK "check --repair of x" "$CTL" --bpffs "$X" check --repair
+ASSERT_MATCH "check of x: names x~swap a whole engine, not debris" \
+	"note: $X~swap holds a whole engine that no load or unload left there" "$OUT"
+ASSERT_NOMATCH "check of x: no 'killed load' for a live engine" "killed load" "$OUT"
+livecheck "check --repair of x"
+sf_bg sleep 300
+P=$BG_PID
+ASSERT_OK "add to x" "$CTL" --bpffs "$X" add --pid "$P"
+livecheck "add to x"
+ASSERT_OK "rules of x" "$CTL" --bpffs "$X" rules --pid "$P" --wps-near 200
+livecheck "rules of x"
+ASSERT_OK "remove from x" "$CTL" --bpffs "$X" remove --pid "$P"
+livecheck "remove from x"
+ASSERT_OK "load --replace of x" "$LOADER" --bpffs "$X" --replace load
+livecheck "load --replace of x"
+ASSERT_OK "unload of x" "$LOADER" --bpffs "$X" unload
+livecheck "unload of x"
+# x's programs go (freed asynchronously); x~swap's all stay loaded
+for _ in $(seq 1 25); do
+	[ "$(sf_prog_ids)" = "$LIVE_PROGS" ] && break
+	sleep 0.1
+done
+ASSERT_NE "x~swap's engine has programs" "" "$LIVE_PROGS"
+ASSERT_EQ "x~swap's programs are still loaded, and only they" "$LIVE_PROGS" \
+	"$(sf_prog_ids)"
+mv "$X~swap" "$MNT/other"
+ASSERT_OK "unload the moved engine" "$LOADER" --bpffs "$MNT/other" unload
+sf_kill "$P"
+
+######################################################################
+# Issue 20, item 5: nobody on a mode-1777 bpffs blocks no root tool
+sf_log "--- nobody's ROOT~swap and nobody's flock on a 1777 bpffs ---"
+N=$MNT/n5
+"${NOBODY[@]}" mkdir "$N~swap"
+ASSERT_OK "load with nobody's n5~swap there" "$LOADER" --bpffs "$N" load
+ASSERT_OK "load --replace with nobody's n5~swap there" "$LOADER" --bpffs "$N" --replace load
+ASSERT_RC "check with nobody's n5~swap there" 0 "$CTL" --bpffs "$N" check
+ASSERT_MATCH "check: names nobody's directory for what it is" \
+	"note: $N~swap is a directory owned by uid 65534, not made by satfeed" "$OUT"
+ASSERT_NOMATCH "check: no 'killed load' for nobody's directory" "killed load" "$OUT"
+ASSERT_EQ "nobody's n5~swap is left alone" 65534 "$(stat -c %u "$N~swap")"
+ASSERT_EQ "no other swap directory left" "$N~swap" "$(ls -d "$N"~swap* | tr '\n' ' ' | sed 's/ $//')"
+# hold_flock PATH: flock -x of PATH (a file or a directory) by this very
+# process until it is killed: no child outlives it holding the lock
+HOLD_FLOCK='import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_CREAT if not os.path.isdir(sys.argv[1]) else os.O_RDONLY)
+fcntl.flock(fd, fcntl.LOCK_EX)
+time.sleep(300)'
+# nobody holds an flock on the root's parent
+"${NOBODY[@]}" python3 -c "$HOLD_FLOCK" "$MNT" 9>&- &
+FL=$!
+sf_track "$FL"
+sleep 0.3
+ASSERT_OK "show while nobody holds an flock of the parent" timeout 20 "$CTL" --bpffs "$N" show
+ASSERT_OK "show --json while nobody holds it" timeout 20 "$CTL" --bpffs "$N" show --json
+ASSERT_OK "unload while nobody holds it" timeout 20 "$LOADER" --bpffs "$N" unload
+ASSERT_OK "load while nobody holds it" timeout 20 "$LOADER" --bpffs "$N" load
+sf_kill "$FL"
+ASSERT_EQ "the lock directory is root's alone" "0 700" "$(stat -c '%u %a' /run/satfeed)"
+ASSERT_NONZERO "nobody cannot open the root's lock" "${NOBODY[@]}" \
+	bash -c 'exec 3>/run/satfeed/x.lock'
+# a lock held too long: give up, naming the holder
+LOCKF=/run/satfeed/$(printf '%x.%x' "$(stat -c %d "$MNT")" "$(stat -c %i "$MNT")").n5.lock
+ASSERT_OK "the root's lock file exists, root's, 0600" test "$(stat -c '%u %a' "$LOCKF")" = "0 600"
+python3 -c "$HOLD_FLOCK" "$LOCKF" 9>&- &
+FL=$!
+sf_track "$FL"
+sleep 0.3
+ASSERT_RC "add while the lock is held: gives up" 1 env SATFEED_LOCK_TIMEOUT=1 \
+	timeout 20 "$CTL" --bpffs "$N" add --pid $$
+ASSERT_MSG "add while the lock is held" "$N is locked by pid $FL \(python3\) for 1 s: gave up"
+ASSERT_RC "unload while the lock is held: gives up" 1 env SATFEED_LOCK_TIMEOUT=1 \
+	timeout 20 "$LOADER" --bpffs "$N" unload
+ASSERT_MSG "unload while the lock is held" "is locked by pid [0-9]+ .*gave up"
+ASSERT_OK "show while the lock is held: readers take none" timeout 20 "$CTL" --bpffs "$N" show
+sf_kill "$FL"
+# readers are not starved by a loop of replaces
+( end=$((SECONDS + 8)); while [ $SECONDS -lt $end ]; do
+	"$LOADER" --bpffs "$N" --replace load >/dev/null 2>&1 &&
+		echo replaced >>"$SF_TMP/replaces"; done ) 9>&- &
+RL=$!
+sf_track "$RL"
+ok=0 bad=0 end=$((SECONDS + 6))
+while [ $SECONDS -lt $end ]; do
+	if timeout 20 "$CTL" --bpffs "$N" show --json >/dev/null 2>"$SF_TMP/show.err"; then
+		ok=$((ok + 1))
+	else
+		bad=$((bad + 1))
+	fi
+done
+wait "$RL"
+REPLACES=$(grep -c replaced "$SF_TMP/replaces" 2>/dev/null)
+sf_log "show --json during 6 s of load --replace: $ok ok, $bad failed; $REPLACES replaces in 8 s"
+ASSERT_TRUE "the replaces ran meanwhile (at least 2)" test "${REPLACES:-0}" -ge 2
+ASSERT_EQ "readers during a loop of replaces: none failed" 0 "$bad"
+# starved behind the lock they managed 10 in 12 s (issue 20); alone, ~20/s
+ASSERT_TRUE "readers during a loop of replaces: at least 12 in 6 s (not starved)" test "$ok" -ge 12
+ASSERT_OK "unload n5" "$LOADER" --bpffs "$N" unload
+rmdir "$N~swap"
 
 ######################################################################
 umount "$MNT"

@@ -14,7 +14,8 @@
 static int watch_raw(const struct sf_pins *p, __u32 slot, pid_t pid)
 {
 	struct satfeed_target t = { .kind = SATFEED_TARGET_PID, .id = pid,
-				    .gen = 1, .sc_mask = SATFEED_SC_ALL };
+				    .gen = 1, .sc_mask = SATFEED_SC_ALL,
+				    .added_ns = sf_now_mono_ns() };
 	struct satfeed_index ix = { .slot = slot, .gen = 1,
 				    .sc_mask = SATFEED_SC_ALL };
 	__u32 key = pid;

@@ -37,8 +37,10 @@ static struct satfeed_test_bpf *open_feeder(struct satfeed_bpf *engine,
 	      bpf_map__reuse_fd(skel->maps.sf_targets,
 				bpf_map__fd(engine->maps.sf_targets)) ?:
 	      bpf_map__reuse_fd(skel->maps.sf_verdict,
-				bpf_map__fd(engine->maps.sf_verdict));
-	if (!ASSERT_OK(err, "reuse sf_streams, sf_targets, sf_verdict"))
+				bpf_map__fd(engine->maps.sf_verdict)) ?:
+	      bpf_map__reuse_fd(skel->maps.sf_rules,
+				bpf_map__fd(engine->maps.sf_rules));
+	if (!ASSERT_OK(err, "reuse sf_streams, sf_targets, sf_verdict, sf_rules"))
 		goto destroy;
 	err = satfeed_test_bpf__load(skel);
 	if (!ASSERT_OK(err, "load test object"))
@@ -307,11 +309,13 @@ static void test_verdict_feed(struct satfeed_test_bpf *feeder,
 	struct satfeed_target t = {
 		.kind = SATFEED_TARGET_PID, .id = 999999, .gen = 3,
 		.sc_mask = SATFEED_SC_ALL,
-		.rules = { .idle_near_permille = 400,
-			   .idle_full_permille = 150,
-			   .cv2_rise_permille = 500,
-			   .wps_near_permille = 900,
-			   .wps_full_permille = 500 },
+	};
+	const struct satfeed_sat_rules rules = {
+		.idle_near_permille = 400,
+		.idle_full_permille = 150,
+		.cv2_rise_permille = 500,
+		.wps_near_permille = 900,
+		.wps_full_permille = 500,
 	};
 	struct satfeed_verdict want = { .gen = 3 };
 	__u32 slot = 9, n = 1U << shift;
@@ -320,6 +324,7 @@ static void test_verdict_feed(struct satfeed_test_bpf *feeder,
 	/* one clock per stream: a recv gap must not span a poll window */
 	__u64 now = 1ULL << 40, rnow = 1ULL << 41, snow = 1ULL << 42;
 
+	ASSERT_OK(sf_rules_write(p, slot, t.gen, &rules), "write rules");
 	ASSERT_OK(bpf_map_update_elem(p->targets_fd, &slot, &t, 0),
 		  "write target");
 	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++)
@@ -353,7 +358,7 @@ static void test_verdict_feed(struct satfeed_test_bpf *feeder,
 			.cv2_permille = w->cv2_permille,
 			.poll_calls = poll.calls, .now = w->end_ns,
 		};
-		satfeed_sat_update(&want, &t.rules, &e);
+		satfeed_sat_update(&want, &rules, &e);
 		verdict_matches(p, slot, &want, steps[i].name);
 		ASSERT_EQ(want.state, steps[i].state, steps[i].name);
 		ASSERT_EQ(want.why, steps[i].why, steps[i].name);

@@ -79,6 +79,7 @@ void sf_carry_targets(const char *root, struct bpf_object *obj, int *carried,
 	}
 	for (__u32 slot = 0; slot < old.info.max_targets; slot++) {
 		struct sf_selector sel = {};
+		struct satfeed_sat_rules rules;
 		struct satfeed_target t;
 
 		if (sf_target_read(&old, slot, &t) ||
@@ -96,7 +97,9 @@ void sf_carry_targets(const char *root, struct bpf_object *obj, int *carried,
 		sel.id = t.id;
 		sel.level = t.level;
 		memcpy(sel.path, t.path, sizeof(sel.path));
-		err = sf_target_add_rules(&new, &sel, t.sc_mask, &t.rules,
+		/* its rules as the old engine holds them (0: defaults) */
+		sf_rules_read(&old, slot, t.gen, &rules);
+		err = sf_target_add_rules(&new, &sel, t.sc_mask, &rules,
 					  NULL, why, sizeof(why));
 		if (err) {
 			sf_msg("dropped target %s %llu: %s",

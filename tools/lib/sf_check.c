@@ -154,6 +154,27 @@ static void check_active(struct check *c, __u32 slot, struct satfeed_target *t)
 	__u32 owner;
 	int err = 0;
 
+	if (t->kind == SATFEED_TARGET_PID &&
+	    index_lookup(p, t->kind, t->id, &ix) &&
+	    (pid_exited(t->id) || started_after(t->id, t->added_ns))) {
+		/*
+		 * The engine unindexes a process when it exits, and marks its
+		 * target gone: a target listed active after that had its gone
+		 * mark written over (a whole-entry write from an earlier read,
+		 * as satfeedctl rules made before the rules had a map of
+		 * their own).  Gone is what it is.
+		 */
+		bool reused = !pid_exited(t->id);
+
+		if (c->repair) {
+			t->state = SATFEED_STATE_GONE;
+			t->gone_ns = sf_now_mono_ns();
+			err = write_target(p, slot, t);
+		}
+		problem(c, err, "slot %u: pid %llu exited%s, but the target is listed active with no index entry: the engine's gone mark was written over (a write of the whole target from an earlier read, racing the exit)",
+			slot, id, reused ? " and its pid now belongs to a process started after the target was added" : "");
+		return;
+	}
 	if (index_lookup(p, t->kind, t->id, &ix) || ix.slot != slot ||
 	    ix.gen != t->gen || ix.sc_mask != t->sc_mask) {
 		/* a change killed between its first and last write */

@@ -221,6 +221,15 @@ void sf_warn(const char *fmt, ...)
 	sf_msg("warning: %s", line);
 }
 
+const char *sf_load_hint(const char *root, char *buf, size_t len)
+{
+	if (!strcmp(root, SATFEED_DEFAULT_ROOT))
+		snprintf(buf, len, "satfeed-loader load");
+	else
+		snprintf(buf, len, "satfeed-loader --bpffs %s load", root);
+	return buf;
+}
+
 void sf_print_version(void)
 {
 	printf("%s %s (ABI %d, git %s)\n", sf_prog, SF_VERSION,

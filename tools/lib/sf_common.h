@@ -82,6 +82,13 @@ int sf_fail(int code, const char *fmt, ...)
 /* "PROG: warning: ..." */
 void sf_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * The exact command that loads the engine at root, for "not loaded"
+ * hints: "satfeed-loader load", with --bpffs ROOT when root is not the
+ * default.
+ */
+const char *sf_load_hint(const char *root, char *buf, size_t len);
+
 /* "PROG VERSION (ABI N, git X)" on stdout, for --version */
 void sf_print_version(void);
 

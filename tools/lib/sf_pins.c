@@ -49,6 +49,8 @@ static const struct pin_shape shapes[] = {
 	  sizeof(__u32), sizeof(struct satfeed_verdict), 1 },
 	{ SATFEED_PIN_DISCOVER, FD_OFF(discover_fd), BPF_MAP_TYPE_ARRAY,
 	  sizeof(__u32), sizeof(struct satfeed_discover), 1 },
+	{ SATFEED_PIN_RULES, FD_OFF(rules_fd), BPF_MAP_TYPE_ARRAY,
+	  sizeof(__u32), sizeof(struct satfeed_rules_slot), 1 },
 };
 
 #define NR_SHAPES (sizeof(shapes) / sizeof(shapes[0]))
@@ -145,13 +147,16 @@ static int open_pin(struct sf_pins *p, const struct pin_shape *s,
 	fd = bpf_obj_get(path);
 	if (fd < 0) {
 		if (errno == EACCES || errno == EPERM) {
-			snprintf(why, len, "permission denied opening %s (run as root)",
-				 path);
+			snprintf(why, len, "%s needs root (CAP_BPF and CAP_SYS_ADMIN): cannot open %s: %s",
+				 sf_prog, path, strerror(errno));
 			return SF_EXIT_PERM;
 		}
 		if (errno == ENOENT) {
-			snprintf(why, len, "satfeed is not loaded (no %s; run 'satfeed-loader load')",
-				 path);
+			char hint[300];
+
+			snprintf(why, len, "satfeed is not loaded (no %s; run '%s')",
+				 path, sf_load_hint(p->root, hint,
+						    sizeof(hint)));
 			return SF_EXIT_NOT_LOADED;
 		}
 		snprintf(why, len, "cannot open %s: %s", path,
@@ -181,13 +186,15 @@ int sf_pins_open(struct sf_pins *p, const char *root, char *why, size_t len)
 		*slash = '\0';
 	fs = sf_is_bpffs(parent);
 	if (fs == -EACCES || fs == -EPERM) {
-		snprintf(why, len, "permission denied reading %s (run as root)",
-			 parent);
+		snprintf(why, len, "%s needs root (CAP_BPF and CAP_SYS_ADMIN): cannot read %s: %s",
+			 sf_prog, parent, strerror(-fs));
 		return SF_EXIT_PERM;
 	}
 	if (fs <= 0) {
-		snprintf(why, len, "satfeed is not loaded (no bpffs mounted at %s)",
-			 parent);
+		char hint[300];
+
+		snprintf(why, len, "satfeed is not loaded (no bpffs mounted at %s; run '%s')",
+			 parent, sf_load_hint(root, hint, sizeof(hint)));
 		return SF_EXIT_NOT_LOADED;
 	}
 	err = open_pin(p, &shapes[0], 0, why, len);
@@ -229,16 +236,10 @@ int sf_pins_open_locked(struct sf_pins *p, const char *root, int how,
 {
 	int fd, err;
 
-	fd = sf_root_lock(root, how);
-	if (fd == -ENOENT) {
-		pins_reset(p);
-		snprintf(why, len, "satfeed is not loaded (no %s)", root);
-		return SF_EXIT_NOT_LOADED;
-	}
+	fd = sf_root_lock_why(root, how, why, len);
 	if (fd < 0) {
 		pins_reset(p);
-		snprintf(why, len, "cannot lock %s: %s", root, strerror(-fd));
-		return fd == -EACCES ? SF_EXIT_PERM : SF_EXIT_ERROR;
+		return sf_lock_exit(fd);
 	}
 	err = sf_pins_open(p, root, why, len);
 	if (err) {
@@ -256,6 +257,41 @@ static __u32 map_id(int fd)
 	__u32 ml = sizeof(mi);
 
 	return bpf_map_get_info_by_fd(fd, &mi, &ml) ? 0 : mi.id;
+}
+
+/* Is every pin p opened of the engine pinned at its root now? */
+static bool pins_whole(const struct sf_pins *p)
+{
+	char path[512];
+	__u32 id;
+	int fd;
+
+	/* sf_info is opened first: a load or unload since then changed it */
+	snprintf(path, sizeof(path), "%s/%s", p->root, SATFEED_PIN_INFO);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return false;
+	id = map_id(fd);
+	close(fd);
+	return id && id == map_id(p->info_fd);
+}
+
+int sf_pins_open_snapshot(struct sf_pins *p, const char *root, char *why,
+			  size_t len)
+{
+	int err = SF_EXIT_OK;
+
+	for (int i = 0; i < 8; i++) {
+		err = sf_pins_open(p, root, why, len);
+		if (err || pins_whole(p))
+			return err;
+		sf_pins_close(p);
+		snprintf(why, len, "the engine at %s was replaced while being opened, 8 times in a row",
+			 root);
+		err = SF_EXIT_ERROR;
+	}
+	pins_reset(p);
+	return err;
 }
 
 bool sf_pins_current(const struct sf_pins *p)
@@ -406,6 +442,31 @@ int sf_discover_read(const struct sf_pins *p, __u32 slot,
 		     struct satfeed_discover *d)
 {
 	return bpf_map_lookup_elem(p->discover_fd, &slot, d) ? -errno : 0;
+}
+
+int sf_rules_read(const struct sf_pins *p, __u32 slot, __u32 gen,
+		  struct satfeed_sat_rules *r)
+{
+	struct satfeed_rules_slot rs;
+
+	memset(r, 0, sizeof(*r));
+	if (bpf_map_lookup_elem(p->rules_fd, &slot, &rs))
+		return -errno;
+	if (rs.gen == gen)
+		*r = rs.rules;
+	return 0;
+}
+
+int sf_rules_write(const struct sf_pins *p, __u32 slot, __u32 gen,
+		   const struct satfeed_sat_rules *r)
+{
+	struct satfeed_rules_slot rs = { .gen = gen };
+
+	if (r) {
+		rs.rules = *r;
+		rs.rules.reserved = 0;
+	}
+	return bpf_map_update_elem(p->rules_fd, &slot, &rs, 0) ? -errno : 0;
 }
 
 int sf_discover_reset(const struct sf_pins *p, __u32 slot, __u32 gen)

@@ -38,6 +38,7 @@ struct sf_pins {
 	int cgrp_index_fd;
 	int verdict_fd;
 	int discover_fd;
+	int rules_fd;
 	struct satfeed_info info;
 	int lock_fd;		/* the root lock held with the pins, or -1 */
 	int lock_how;		/* LOCK_SH or LOCK_EX, when lock_fd >= 0 */
@@ -62,7 +63,18 @@ int sf_pins_from_object(struct sf_pins *p, struct bpf_object *obj, char *why,
 			size_t len);
 
 /*
- * The same, under the root lock (sf_root.h): LOCK_SH to read the target
+ * sf_pins_open() for a reader, which takes no lock: the pins are opened
+ * again (a few times) until every one is of the engine pinned at root when
+ * they were all open (a load, --replace or unload between two opens would mix
+ * two engines).  The root is always absent or a whole engine, and a target
+ * is active only once all of it is written, so a reader sees no change half
+ * done.  Returns an enum sf_exit.
+ */
+int sf_pins_open_snapshot(struct sf_pins *p, const char *root, char *why,
+			  size_t len);
+
+/*
+ * sf_pins_open() under the root lock (sf_root.h): LOCK_SH to read the target
  * table as one consistent snapshot, LOCK_EX to change it.  The lock is
  * taken before the pins are opened, so they are the engine that stays
  * pinned while it is held; sf_pins_close() releases it.
@@ -143,6 +155,23 @@ struct sf_target_view {
  */
 int sf_target_view_next(const struct sf_pins *p, __u32 *slot,
 			struct sf_target_view *v);
+
+/*
+ * The saturation rules of the target of generation gen in slot (sf_rules):
+ * as stored (0: the default), all 0 when the entry is of another
+ * generation.  0 or -errno.
+ */
+int sf_rules_read(const struct sf_pins *p, __u32 slot, __u32 gen,
+		  struct satfeed_sat_rules *r);
+
+/*
+ * Store rules r (NULL: all defaults) for the target of generation gen in
+ * slot, one whole entry: the engine judges by it from the next window of
+ * that generation that closes.  The only writer of sf_rules; the caller
+ * holds the root lock.  0 or -errno.
+ */
+int sf_rules_write(const struct sf_pins *p, __u32 slot, __u32 gen,
+		   const struct satfeed_sat_rules *r);
 
 /*
  * The discovery counts of target slot `slot` (sf_discover).  0 or -errno.

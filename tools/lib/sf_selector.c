@@ -22,6 +22,7 @@
 #include <linux/magic.h>
 #include "sf_common.h"
 #include "sf_proc.h"
+#include "sf_select.h"
 #include "sf_selector.h"
 
 /* Room for a cgroup's path in its target entry, with the terminating NUL. */
@@ -72,16 +73,26 @@ int sf_selector_cgroup(const char *arg, struct sf_selector *sel, char *why,
 	struct stat st;
 	int level = 0, err;
 
+	char mnt[PATH_MAX / 2], where[PATH_MAX];
+
+	/* a hybrid host mounts cgroup v2 elsewhere (/sys/fs/cgroup/unified) */
+	sf_cgroup2_mount(mnt, sizeof(mnt));
+	if (mnt[0])
+		snprintf(where, sizeof(where), "cgroup v2 is mounted at %s: the directory must be under it",
+			 mnt);
+	else
+		snprintf(where, sizeof(where), "no cgroup v2 is mounted (mount -t cgroup2 none DIR)");
 	if (!realpath(arg, real)) {
-		snprintf(why, len, "%s: %s", arg, strerror(errno));
+		snprintf(why, len, "%s: %s; %s", arg, strerror(errno), where);
 		return SF_EXIT_TARGET;
 	}
 	if (stat(real, &st) || !S_ISDIR(st.st_mode)) {
-		snprintf(why, len, "%s is not a directory", arg);
+		snprintf(why, len, "%s is not a directory; %s", arg, where);
 		return SF_EXIT_USAGE;
 	}
 	if (statfs(real, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
-		snprintf(why, len, "%s is not a cgroup v2 directory", arg);
+		snprintf(why, len, "%s is not a cgroup v2 directory; %s", arg,
+			 where);
 		return SF_EXIT_USAGE;
 	}
 	/* depth: walk up while the parent is still the same cgroup2 mount */

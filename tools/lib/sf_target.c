@@ -58,12 +58,9 @@ static int change_begin(const struct sf_pins *p, int *lockfd, char *why,
 		return SF_EXIT_ERROR;
 	}
 	if (p->lock_fd < 0) {
-		*lockfd = sf_root_lock(p->root, LOCK_EX);
-		if (*lockfd < 0) {
-			snprintf(why, len, "cannot lock %s: %s", p->root,
-				 strerror(-*lockfd));
-			return SF_EXIT_ERROR;
-		}
+		*lockfd = sf_root_lock_why(p->root, LOCK_EX, why, len);
+		if (*lockfd < 0)
+			return sf_lock_exit(*lockfd);
 		if (!sf_pins_current(p)) {
 			snprintf(why, len, "the engine at %s was replaced or unloaded while this command waited; run it again",
 				 p->root);
@@ -216,7 +213,7 @@ static int pick_slot(const struct sf_pins *p, struct satfeed_target *t,
 
 static void target_fill(struct satfeed_target *t,
 			const struct sf_selector *sel, __u32 gen,
-			__u32 sc_mask, const struct satfeed_sat_rules *rules)
+			__u32 sc_mask)
 {
 	*t = (struct satfeed_target){
 		.kind = sel->kind,
@@ -225,10 +222,6 @@ static void target_fill(struct satfeed_target *t,
 		.sc_mask = sc_mask,
 		.added_ns = sf_now_mono_ns(),
 	};
-	if (rules) {
-		t->rules = *rules;
-		t->rules.reserved = 0;
-	}
 	if (sel->kind == SATFEED_TARGET_PID) {
 		sf_read_comm(sel->id, t->comm);
 	} else {
@@ -251,15 +244,20 @@ static int index_insert(const struct sf_pins *p, const struct sf_selector *sel,
 }
 
 /*
- * Fresh streams, verdict and discovery counts in generation gen for slot,
- * the verdict first: the engine updates it only after a window of the new
- * streams closed.  0, or -errno with *what naming what was not reset.
+ * Fresh rules (rules, NULL: the defaults), streams, verdict and discovery
+ * counts in generation gen for slot, the rules and the verdict first: the
+ * engine reads them only after a window of the new streams closed.  0, or
+ * -errno with *what naming what was not reset.
  */
 static int slot_reset(const struct sf_pins *p, __u32 slot, __u32 gen,
-		      const char **what)
+		      const struct satfeed_sat_rules *rules, const char **what)
 {
 	int err;
 
+	*what = "the rules";
+	err = sf_rules_write(p, slot, gen, rules);
+	if (err)
+		return err;
 	*what = "the verdict";
 	err = sf_verdict_reset(p, slot, gen);
 	if (err)
@@ -275,14 +273,15 @@ static int slot_reset(const struct sf_pins *p, __u32 slot, __u32 gen,
 }
 
 /*
- * Make slot hold target *t, active only with the last write: a fresh
- * verdict and fresh streams in its generation (slot_reset()), its index
+ * Make slot hold target *t, active only with the last write: its rules, a
+ * fresh verdict and fresh streams in its generation (slot_reset()), its index
  * entry, sf_config as the table will be, the target.  On failure what
  * was written is undone.  Returns an enum sf_exit.
  */
 static int publish(const struct sf_pins *p, __u32 slot,
-		   const struct satfeed_target *t, const struct sf_selector *sel,
-		   char *why, size_t len)
+		   const struct satfeed_target *t,
+		   const struct satfeed_sat_rules *rules,
+		   const struct sf_selector *sel, char *why, size_t len)
 {
 	struct satfeed_target table[SATFEED_MAX_TARGETS] = {};
 	struct satfeed_index ix = { .slot = slot, .gen = t->gen,
@@ -290,7 +289,7 @@ static int publish(const struct sf_pins *p, __u32 slot,
 	const char *what;
 	int err;
 
-	err = slot_reset(p, slot, t->gen, &what);
+	err = slot_reset(p, slot, t->gen, rules, &what);
 	if (err) {
 		snprintf(why, len, "cannot reset %s: %s", what, strerror(-err));
 		return SF_EXIT_ERROR;
@@ -351,8 +350,27 @@ static int check_rules(const struct satfeed_sat_rules *rules, char *why,
 {
 	struct satfeed_sat_rules eff;
 
+	const struct {
+		const char *name;
+		__u32 v, max;
+	} range[] = {
+		{ "idle-near", rules ? rules->idle_near_permille : 0, SF_RULE_IDLE_MAX },
+		{ "idle-full", rules ? rules->idle_full_permille : 0, SF_RULE_IDLE_MAX },
+		{ "cv2-rise", rules ? rules->cv2_rise_permille : 0, SF_RULE_CV2_RISE_MAX },
+		{ "wps-near", rules ? rules->wps_near_permille : 0, SF_RULE_WPS_MAX },
+		{ "wps-full", rules ? rules->wps_full_permille : 0, SF_RULE_WPS_MAX },
+	};
+
 	if (!rules)
 		return SF_EXIT_OK;
+	for (size_t i = 0; i < sizeof(range) / sizeof(range[0]); i++) {
+		if (range[i].v != SATFEED_SAT_RULE_OFF &&
+		    range[i].v > range[i].max) {
+			snprintf(why, len, "the %s rule (%u permille) is out of range: 0 (the default) to %u, or off",
+				 range[i].name, range[i].v, range[i].max);
+			return SF_EXIT_USAGE;
+		}
+	}
 	satfeed_sat_rules_effective(rules, &eff);
 	if (rule_inverted(eff.idle_full_permille, eff.idle_near_permille)) {
 		snprintf(why, len, "the saturated idle share (%u permille) is above the near one (%u permille); it must not be",
@@ -410,8 +428,8 @@ int sf_target_add_rules(const struct sf_pins *p, const struct sf_selector *sel,
 		err = -slot;
 		goto unlock;
 	}
-	target_fill(&t, sel, t.gen + 1, sc_mask, rules);
-	err = publish(p, slot, &t, sel, why, len);
+	target_fill(&t, sel, t.gen + 1, sc_mask);
+	err = publish(p, slot, &t, rules, sel, why, len);
 	if (err)
 		goto unlock;
 	/* the engine marks an exit gone only if the index entry existed */
@@ -473,11 +491,14 @@ int sf_target_remove(const struct sf_pins *p, const struct sf_selector *sel,
 }
 
 /*
- * The rules are read by the engine field by field (READ_ONCE) each time a
- * window of the target closes, so one map update of the whole entry, under
- * the root lock that keeps every other writer out, is all a change takes:
- * an evaluation racing with it judges by the old rules or the new, field by
- * field, and the next one by the new.
+ * The rules live in sf_rules, which only user space writes: a change is one
+ * map update of the slot's entry, under the root lock that keeps every
+ * other writer out, and never a write of sf_targets, whose state the engine
+ * owns once the target is active (a target rewritten from an earlier read
+ * would undo the engine's gone mark).  The engine reads the rules field by
+ * field (READ_ONCE) when a window closes: an evaluation racing with the
+ * change judges by the old rules or the new, field by field, the next one
+ * by the new.
  */
 static const size_t rule_off[SF_RULE_FIELDS] = {
 	offsetof(struct satfeed_sat_rules, idle_near_permille),
@@ -492,6 +513,7 @@ int sf_target_set_rules(const struct sf_pins *p, const struct sf_selector *sel,
 			struct satfeed_sat_rules *now, int *slot_out,
 			char *why, size_t len)
 {
+	struct satfeed_sat_rules cur;
 	struct satfeed_target t;
 	int lockfd, slot, err;
 
@@ -512,23 +534,31 @@ int sf_target_set_rules(const struct sf_pins *p, const struct sf_selector *sel,
 		err = SF_EXIT_TARGET;
 		goto unlock;
 	}
+	err = sf_rules_read(p, slot, t.gen, &cur);
+	if (err) {
+		snprintf(why, len, "cannot read the rules of slot %d: %s",
+			 slot, strerror(-err));
+		err = SF_EXIT_ERROR;
+		goto unlock;
+	}
 	for (int i = 0; i < SF_RULE_FIELDS; i++)
 		if (given & (1U << i))
-			memcpy((char *)&t.rules + rule_off[i],
+			memcpy((char *)&cur + rule_off[i],
 			       (const char *)rules + rule_off[i], sizeof(__u32));
 	if (given) {
-		err = check_rules(&t.rules, why, len);
+		err = check_rules(&cur, why, len);
 		if (err)
 			goto unlock;
-		if (bpf_map_update_elem(p->targets_fd, &slot, &t, BPF_EXIST)) {
+		err = sf_rules_write(p, slot, t.gen, &cur);
+		if (err) {
 			snprintf(why, len, "cannot write the rules of slot %d: %s",
-				 slot, strerror(errno));
+				 slot, strerror(-err));
 			err = SF_EXIT_ERROR;
 			goto unlock;
 		}
 	}
 	if (now)
-		*now = t.rules;
+		*now = cur;
 	if (slot_out)
 		*slot_out = slot;
 unlock:

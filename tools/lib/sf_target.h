@@ -56,7 +56,7 @@ int sf_target_add(const struct sf_pins *p, const struct sf_selector *sel,
 		  __u32 sc_mask, int *slot, char *why, size_t len);
 
 /*
- * The same with saturation rules (satfeed_target.rules, stored as given:
+ * The same with saturation rules (sf_rules of its slot, stored as given:
  * a zero field takes its SATFEED_SAT_*_DEFAULT in the engine; NULL: all
  * defaults).  Refused (SF_EXIT_USAGE) when idle_full is above idle_near
  * or wps_full above wps_near (neither off), which would make saturated the
@@ -85,6 +85,10 @@ enum {
 	SF_RULE_WPS_FULL = 1U << 4,
 };
 #define SF_RULE_FIELDS 5
+/* the largest value of each rule, permille (satfeedctl refuses more) */
+#define SF_RULE_WPS_MAX		1000
+#define SF_RULE_IDLE_MAX	100000
+#define SF_RULE_CV2_RISE_MAX	100000
 int sf_target_set_rules(const struct sf_pins *p, const struct sf_selector *sel,
 			const struct satfeed_sat_rules *rules, __u32 given,
 			struct satfeed_sat_rules *now, int *slot,

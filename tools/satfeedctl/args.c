@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "sf_common.h"
 #include "sf_pins.h"
+#include "sf_root.h"
 #include "sf_select.h"
 #include "sf_target.h"
 #include "satfeedctl.h"
@@ -54,7 +55,14 @@ static int parse_cgroup(const char *arg, struct args *a, bool vanished_ok)
 #define RULE_OFF_WORD ""
 #endif
 
-static int parse_permille(const char *opt, const char *arg, __u32 *v)
+/*
+ * A rule in permille, 0 (the default) to max: waits per 1000 sends above
+ * 1000 would call a server near saturation while it waits once per request
+ * (its low-load figure); an idle share or a dispersion rise may exceed
+ * 1000 (several threads waiting at once; more than doubled).
+ */
+static int parse_permille(const char *opt, const char *arg, __u32 max,
+			  __u32 *v)
 {
 	char *end;
 	unsigned long n;
@@ -67,9 +75,9 @@ static int parse_permille(const char *opt, const char *arg, __u32 *v)
 #endif
 	errno = 0;
 	n = strtoul(arg, &end, 10);
-	if (errno || *end || arg[0] < '0' || arg[0] > '9' || n > 100000)
-		return fail(SF_EXIT_USAGE, "--%s takes a share in permille, 0 to 100000 (e.g. 150 for 15%%)%s, not '%s'",
-			    opt, RULE_OFF_WORD, arg);
+	if (errno || *end || arg[0] < '0' || arg[0] > '9' || n > max)
+		return fail(SF_EXIT_USAGE, "--%s takes permille from 0 (the default) to %u (e.g. 150 for 15%%)%s, not '%s'",
+			    opt, max, RULE_OFF_WORD, arg);
 	*v = n;
 	return 0;
 }
@@ -104,12 +112,37 @@ static const struct option long_opts[] = {
 	{},
 };
 
-/* --bpffs DIR, before or after the command */
-static void set_root(struct args *a, char *dir)
+/* --bpffs DIR, before or after the command: -1, or the exit status */
+static int set_root(struct args *a, char *dir)
 {
+	char why[512];
+
 	for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/';)
 		dir[--n] = '\0';
+	if (dir[0] == '/' && sf_root_name_check(dir, why, sizeof(why)))
+		return fail(SF_EXIT_USAGE, "--bpffs %s", why);
 	a->root = dir;
+	return -1;
+}
+
+bool help_asked(int argc, char **argv, int from)
+{
+	for (int i = from; i < argc; i++) {
+		const char *w = argv[i];
+
+		if (!strcmp(w, "--"))
+			return false;
+		if (!strcmp(w, "-h") || !strcmp(w, "--help"))
+			return true;
+		if (w[0] != '-' || w[1] != '-' || strchr(w, '='))
+			continue;
+		/* an option's value is not a help request: --cgroup -h */
+		for (const struct option *o = long_opts; o->name; o++)
+			if (o->has_arg == required_argument &&
+			    !strcmp(w + 2, o->name))
+				i++;
+	}
+	return false;
 }
 
 /* --pid, --cgroup and --slot name targets three ways: one at a time */
@@ -156,7 +189,9 @@ int parse_args(int argc, char **argv, const struct cmd *c,
 
 		switch (opt) {
 		case 'b':
-			set_root(a, optarg);
+			err = set_root(a, optarg);
+			if (err >= 0)
+				return err;
 			break;
 		case 'p':
 			if (!(c->flags & CMD_SELECT))
@@ -241,6 +276,11 @@ int parse_args(int argc, char **argv, const struct cmd *c,
 				"idle-near", "idle-full", "cv2-rise",
 				"wps-near", "wps-full",
 			};
+			static const __u32 max[] = {
+				SF_RULE_IDLE_MAX, SF_RULE_IDLE_MAX,
+				SF_RULE_CV2_RISE_MAX, SF_RULE_WPS_MAX,
+				SF_RULE_WPS_MAX,
+			};
 			__u32 *field[] = {
 				&a->rules.idle_near_permille,
 				&a->rules.idle_full_permille,
@@ -252,6 +292,7 @@ int parse_args(int argc, char **argv, const struct cmd *c,
 			if (!(c->flags & CMD_RULES))
 				return not_for(c, names[opt - 1001], "add and rules take it");
 			err = parse_permille(names[opt - 1001], optarg,
+					     max[opt - 1001],
 					     field[opt - 1001]);
 			if (err)
 				return err;
@@ -298,6 +339,7 @@ int parse_args(int argc, char **argv, const struct cmd *c,
 				a->textfile = optarg;
 			break;
 		case 'h':
+			return cmd_help(c->cmd);
 		case 'V':
 			return help_or_usage(opt);
 		default:
@@ -369,7 +411,8 @@ int parse_global(int argc, char **argv, struct args *a)
 	while ((opt = getopt_long(argc, argv, "+:b:hV", long_opts, &li)) != -1) {
 		switch (opt) {
 		case 'b':
-			set_root(a, optarg);
+			if (set_root(a, optarg) >= 0)
+				return SF_EXIT_USAGE;
 			break;
 		case 'h':
 		case 'V':

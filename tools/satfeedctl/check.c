@@ -17,30 +17,52 @@
 #include "sf_root.h"
 #include "satfeedctl.h"
 
-/* A load or unload that was killed left its swap directory. */
-static void check_swap(const struct args *a, int *found, int *repaired)
-{
-	char swap[PATH_MAX], why[PATH_MAX + 256];
-	struct stat st;
-	int removed, err;
+struct swap_check {
+	const struct args *a;
+	int *found, *debris;
+};
 
-	if (sf_root_swap_path(a->root, swap, sizeof(swap)) ||
-	    lstat(swap, &st))
+/*
+ * One swap directory of the root: what a killed load or unload left (and
+ * --repair retires), another user's directory, or a whole engine of its own.
+ */
+static void check_one_swap(const char *swap, void *ctx)
+{
+	struct swap_check *c = ctx;
+	char why[PATH_MAX + 256];
+	int kind;
+
+	kind = sf_root_swap_kind(swap, why, sizeof(why));
+	if (kind == SF_SWAP_NONE || kind < 0)
 		return;
-	(*found)++;
-	printf("%s: left by a killed load or unload (nothing in it is live)",
-	       swap);
-	if (!a->repair) {
-		putchar('\n');
+	if (kind != SF_SWAP_DEBRIS) {
+		/* not satfeed's, nor in its way: said, not a problem */
+		printf("note: %s\n", why);
 		return;
 	}
-	fflush(stdout);
+	(*c->found)++;
+	printf("%s: left by a killed load or unload (nothing in it is live)\n",
+	       swap);
+	(*c->debris)++;
+}
+
+/* The swap directories of the root; --repair retires the debris. */
+static void check_swap(const struct args *a, int *found, int *repaired)
+{
+	int debris = 0, removed, err;
+	struct swap_check c = { a, found, &debris };
+	char why[PATH_MAX + 256];
+
+	sf_root_for_each_swap(a->root, check_one_swap, &c);
+	if (!a->repair || !debris)
+		return;
 	err = sf_root_retire_swap(a->root, PROG, &removed, why, sizeof(why));
 	if (!err || err == -ENOTEMPTY) {
-		(*repaired)++;
-		printf("; repaired: removed %d pins\n", removed);
+		printf("repaired: removed %d pins of what killed loads or unloads left\n",
+		       removed);
+		*repaired += debris;
 	} else {
-		printf("; not repaired: %s\n", why);
+		printf("not repaired: %s\n", why);
 	}
 }
 
@@ -50,19 +72,18 @@ int cmd_check(struct sf_pins *unused, const struct args *a)
 	int lockfd, found = 0, repaired = 0, f = 0, r = 0, err;
 	struct sf_pins p;
 
-	lockfd = sf_root_lock(a->root, a->repair ? LOCK_EX : LOCK_SH);
-	if (lockfd == -ENOENT)
-		return fail(SF_EXIT_NOT_LOADED, "satfeed is not loaded (no %s)",
-			    a->root);
+	lockfd = sf_root_lock_why(a->root, a->repair ? LOCK_EX : LOCK_SH, why,
+				  sizeof(why));
 	if (lockfd < 0)
-		return fail(lockfd == -EACCES ? SF_EXIT_PERM : SF_EXIT_ERROR,
-			    "cannot lock %s: %s", a->root, strerror(-lockfd));
+		return fail(sf_lock_exit(lockfd), "%s", why);
 	check_swap(a, &found, &repaired);
 	err = sf_root_complete(a->root, why, sizeof(why));
 	if (err == -ENOENT && !found) {
+		char hint[300];
+
 		close(lockfd);
-		return fail(SF_EXIT_NOT_LOADED, "satfeed is not loaded (no %s)",
-			    a->root);
+		return fail(SF_EXIT_NOT_LOADED, "satfeed is not loaded (no %s; run '%s')",
+			    a->root, sf_load_hint(a->root, hint, sizeof(hint)));
 	} else if (err == -ENOENT) {
 		/* nothing more to check */
 	} else if (err) {

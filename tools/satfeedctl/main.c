@@ -6,9 +6,10 @@
  * (tools/lib): every pin's shape is checked before it is read, streams are
  * read under the engine's spin lock so every window printed is whole, and
  * add/remove run the target protocol under the pin root's lock.  Every
- * command holds that lock while it runs, shared to read (one consistent
- * snapshot of the table) and exclusive to change it.  This file is the
- * command table and main(): which command runs, with which lock; the usage
+ * change holds that lock exclusively while it runs; readers take none
+ * (sf_pins_open_snapshot()), so a loop of loads never starves them.  This
+ * file is the command table and main(): which command runs, with which
+ * lock; the usage
  * is usage.c, the options args.c, and each command lives in a file of its
  * own concern (satfeedctl.h).
  */
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <unistd.h>
 #include "sf_common.h"
 #include "sf_export.h"
 #include "sf_pins.h"
@@ -102,9 +104,15 @@ int main(int argc, char **argv)
 		return fail(SF_EXIT_USAGE, "unknown command '%s'; see --help",
 			    argv[optind]);
 	optind++;
+	/* COMMAND --help does nothing else, whatever the other options say */
+	if (help_asked(argc, argv, optind))
+		return cmd_help(c->cmd);
 	err = parse_args(argc, argv, c, &a);
 	if (err >= 0)
 		return err;
+	if (geteuid() != 0)
+		return fail(SF_EXIT_PERM, "%s needs root (CAP_BPF and CAP_SYS_ADMIN)",
+			    c->cmd);
 	if (c->flags & CMD_EXPORT)
 		return c->func(NULL, &a);
 
@@ -120,11 +128,14 @@ int main(int argc, char **argv)
 		func = cmd_add_auto;
 		flags = (flags & ~CMD_WRITE) | CMD_EACH_VIEW;
 	}
-	if (flags & CMD_EACH_VIEW)
-		err = sf_pins_open(&pins, a.root, why, sizeof(why));
+	/* readers take no lock: a change never makes them wait */
+	if (flags & CMD_WRITE)
+		err = sf_pins_open_locked(&pins, a.root, LOCK_EX, why,
+					  sizeof(why));
 	else
-		err = sf_pins_open_locked(&pins, a.root, flags & CMD_WRITE ?
-					  LOCK_EX : LOCK_SH, why, sizeof(why));
+		err = sf_pins_open_snapshot(&pins, a.root, why, sizeof(why));
+	if (err == SF_EXIT_NOT_LOADED && func == cmd_watch)
+		err = 0;	/* watch waits for a load, saying so */
 	if (err)
 		return fail(err, "%s", why);
 	err = func(&pins, &a);

@@ -81,6 +81,10 @@ int parse_global(int argc, char **argv, struct args *a);
 int parse_args(int argc, char **argv, const struct cmd *c, struct args *a);
 /* usage.c: --help, --version (exit 0) or an option getopt refused (2) */
 int help_or_usage(int opt);
+/* usage.c: COMMAND --help: that command's usage (exit 0) */
+int cmd_help(const char *cmd);
+/* args.c: is -h or --help among argv[from..] (before "--")? */
+bool help_asked(int argc, char **argv, int from);
 
 /* ---- what the kernel skipped (skips.c) ---- */
 
@@ -102,7 +106,8 @@ void json_skips(const struct skips *k);
 /* ---- output (text_str: view.c, json_target_head: show_json.c) ---- */
 
 const char *text_str(char *buf, size_t len, const char *s, size_t max);
-void json_target_head(__u32 slot, const struct satfeed_target *t);
+void json_target_head(const struct sf_pins *p, __u32 slot,
+		      const struct satfeed_target *t);
 
 /* --slot or a removed cgroup's path into sel[0] (targets.c) */
 int resolve_selection(struct sf_pins *p, const struct args *a,

@@ -126,9 +126,11 @@ static void json_stream(const struct view *vw, __u32 stream,
 	printf("]}");
 }
 
-void json_target_head(__u32 slot, const struct satfeed_target *t)
+void json_target_head(const struct sf_pins *p, __u32 slot,
+		      const struct satfeed_target *t)
 {
 	char mask[SF_MASK_TEXT_LEN];
+	struct satfeed_sat_rules r;
 
 	printf("{\"slot\":%u,\"gen\":%u,", slot, t->gen);
 	if (t->kind == SATFEED_TARGET_PID) {
@@ -141,12 +143,13 @@ void json_target_head(__u32 slot, const struct satfeed_target *t)
 	sf_format_syscalls(t->sc_mask, mask, sizeof(mask));
 	printf(",\"state\":\"%s\",\"syscalls\":\"%s\"",
 	       sf_target_gone(t) ? "gone" : "active", mask);
+	sf_rules_read(p, slot, t->gen, &r);	/* all 0 if unreadable */
 	printf(",\"rules\":{\"wps_near_permille\":%u,"
 	       "\"wps_full_permille\":%u,\"idle_near_permille\":%u,"
 	       "\"idle_full_permille\":%u,\"cv2_rise_permille\":%u}",
-	       t->rules.wps_near_permille, t->rules.wps_full_permille,
-	       t->rules.idle_near_permille, t->rules.idle_full_permille,
-	       t->rules.cv2_rise_permille);
+	       r.wps_near_permille, r.wps_full_permille,
+	       r.idle_near_permille, r.idle_full_permille,
+	       r.cv2_rise_permille);
 }
 
 static void json_verdict(const struct sf_reading *r)
@@ -245,7 +248,7 @@ int json_view(const struct view *vw, const struct sf_selector *sel,
 		printf("%s", first ? "" : ",");
 		first = false;
 		view_reading(vw, tv, &r);
-		json_target_head(slot, &tv->t);
+		json_target_head(vw->p, slot, &tv->t);
 		json_verdict(&r);
 		json_reading(&r);
 		for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {

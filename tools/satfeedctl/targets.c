@@ -284,7 +284,7 @@ int cmd_targets(struct sf_pins *p, const struct args *a)
 		if (json) {
 			printf("%s", first ? "" : ",");
 			first = false;
-			json_target_head(slot, &t);
+			json_target_head(p, slot, &t);
 			putchar('}');
 			continue;
 		}

@@ -3,7 +3,11 @@
  * satfeedctl --help and --version: the usage text, with the saturation
  * rules' defaults filled in.
  */
+#define _GNU_SOURCE
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "sf_common.h"
 #include "sf_export.h"
 #include "sf_pins.h"
@@ -88,7 +92,8 @@ static const char usage[] =
 "        refresh a view every SECONDS (default 1), 80 columns wide: per\n"
 "        target its state, per stream its figure, SD, rate and the trend of\n"
 "        the last 8 windows with its scale (min..max); Ctrl-C ends it (exit\n"
-"        0).  Follows the engine when it is reloaded.  --json: one JSON\n"
+"        0).  Follows the engine when it is reloaded; while none is loaded\n"
+"        it says so each refresh and waits for one.  --json: one JSON\n"
 "        object per refresh and line (show --json's, with \"time_ns\",\n"
 "        CLOCK_REALTIME), for logging.\n"
 "  export [--listen ADDR:PORT [--allow-remote]] [--textfile DIR\n"
@@ -113,16 +118,22 @@ static const char usage[] =
 "        add and remove repair the same things first, under the lock.\n"
 "\n"
 "LOCKING\n"
-"  Every command holds an flock of ROOT's parent directory (shared to read,\n"
-"  exclusive to change), as satfeed-loader does: a change is never seen\n"
-"  half done, and a kill -9 at any point leaves nothing visible that the\n"
-"  next change (or check --repair) does not sweep up.\n"
+"  Every change (add, remove, rules, check --repair) holds the root's lock,\n"
+"  a file in /run/satfeed that only root can make, as satfeed-loader does:\n"
+"  one change at a time, and a kill -9 at any point leaves nothing visible\n"
+"  that the next change (or check --repair) does not sweep up.  Readers\n"
+"  (show, targets, watch, export) take no lock: they never wait for a\n"
+"  change, nor see one half done; check takes it shared.  Nobody waits for\n"
+"  it more than 30 s (SATFEED_LOCK_TIMEOUT=SECONDS sets it): the command\n"
+"  gives up naming the pid that holds it.  Every command needs root\n"
+"  (CAP_BPF and CAP_SYS_ADMIN).\n"
 "\n"
 "OPTIONS\n"
 "  -b, --bpffs DIR   pin root of the engine (default " SATFEED_DEFAULT_ROOT "),\n"
 "                    before or after the command\n"
 "  -V, --version     version and ABI\n"
-"  -h, --help        this text\n"
+"  -h, --help        this text; after a command, its usage (nothing else\n"
+"                    is done)\n"
 "\n"
 "COLUMNS (show)\n"
 "  STATE    the engine's saturation verdict: ok, near (near saturation),\n"
@@ -169,10 +180,11 @@ static const char usage[] =
 "  count grew around it (it may lack events), '?' not known.\n"
 "\n"
 "EXIT STATUS\n"
-"  0 ok; 1 runtime error; 2 bad argument; 3 satfeed not loaded;\n"
-"  4 permission denied; 5 ABI mismatch (another engine version, or a pin\n"
-"  whose map type or sizes are not satfeed's); 6 unknown target; 7 target\n"
-"  table full; 8 target already watched.  Every failure is one line on\n"
+"  0 ok (and --help); 1 runtime error; 2 bad argument; 3 satfeed not\n"
+"  loaded (watch waits instead); 4 permission denied (not root); 5 ABI\n"
+"  mismatch (another engine version, or a pin whose map type or sizes are\n"
+"  not satfeed's); 6 unknown target; 7 target table full; 8 target\n"
+"  already watched.  Every failure is one line on\n"
 "  stderr, starting 'satfeedctl:'.\n"
 "\n"
 "EXAMPLES\n"
@@ -192,17 +204,98 @@ static const char *rule_str(char buf[16], __u32 v)
 	return buf;
 }
 
+/* the whole usage, with the rules' defaults filled in */
+static char *usage_text(void)
+{
+	char wnear[16], wfull[16], near[16], full[16], rise[16], *text;
+
+	if (asprintf(&text, usage,
+		     rule_str(wnear, SATFEED_SAT_WPS_NEAR_DEFAULT),
+		     rule_str(wfull, SATFEED_SAT_WPS_FULL_DEFAULT),
+		     rule_str(near, SATFEED_SAT_IDLE_NEAR_DEFAULT),
+		     rule_str(full, SATFEED_SAT_IDLE_FULL_DEFAULT),
+		     rule_str(rise, SATFEED_SAT_CV2_RISE_DEFAULT)) < 0)
+		return NULL;
+	return text;
+}
+
+/* the lines of text from the one starting with start to the next "\n\n" */
+static const char *section(const char *text, const char *start, int *len)
+{
+	const char *b = strstr(text, start), *e;
+
+	if (!b)
+		return NULL;
+	e = strstr(b, "\n\n");
+	*len = e ? (int)(e - b) : (int)strlen(b);
+	return b;
+}
+
+/*
+ * COMMAND --help: the command's entries of COMMANDS (an entry starts with
+ * "  COMMAND " at column 2, and runs to the next line that does), then the
+ * options and exit status every command shares.
+ */
+int cmd_help(const char *cmd)
+{
+	char *text = usage_text(), head[32];
+	const char *cmds, *line, *sec;
+	bool in = false;
+	int n, len;
+
+	if (!text)
+		return fail(SF_EXIT_ERROR, "out of memory");
+	snprintf(head, sizeof(head), "  %s ", cmd);
+	printf("Usage: satfeedctl [--bpffs DIR] %s [OPTIONS]\n\n", cmd);
+	cmds = section(text, "COMMANDS\n", &len);
+	for (line = cmds; line && line < cmds + len;) {
+		const char *nl = strchr(line, '\n');
+
+		n = nl ? (int)(nl - line) : (int)strlen(line);
+		if (line[0] == ' ' && line[1] == ' ' && line[2] != ' ')
+			in = !strncmp(line, head, strlen(head)) ||
+			     (!strncmp(line, head, strlen(head) - 1) &&
+			      n == (int)strlen(head) - 1);
+		if (in)
+			printf("%.*s\n", n, line);
+		line += n + 1;
+	}
+	/* what show and watch print is described apart from COMMANDS */
+	if (!strcmp(cmd, "show") || !strcmp(cmd, "watch")) {
+		sec = section(text, "COLUMNS (show)\n", &len);
+		if (sec)
+			printf("\n%.*s\n", len, sec);
+		sec = section(text, "SKIPPED RUNS\n", &len);
+		if (sec)
+			printf("\n%.*s\n", len, sec);
+	}
+	if (!strcmp(cmd, "check") || !strcmp(cmd, "add") ||
+	    !strcmp(cmd, "remove") || !strcmp(cmd, "rules")) {
+		sec = section(text, "LOCKING\n", &len);
+		if (sec)
+			printf("\n%.*s\n", len, sec);
+	}
+	sec = section(text, "OPTIONS\n", &len);
+	if (sec)
+		printf("\n%.*s\n", len, sec);
+	sec = section(text, "EXIT STATUS\n", &len);
+	if (sec)
+		printf("\n%.*s\n", len, sec);
+	printf("\n'satfeedctl --help' describes every command, the root's lock and\nthe columns of show.\n");
+	free(text);
+	return SF_EXIT_OK;
+}
+
 /* --help, --version (exit 0) or an option getopt refused (exit 2). */
 int help_or_usage(int opt)
 {
 	if (opt == 'h') {
-		char wnear[16], wfull[16], near[16], full[16], rise[16];
+		char *text = usage_text();
 
-		printf(usage, rule_str(wnear, SATFEED_SAT_WPS_NEAR_DEFAULT),
-		       rule_str(wfull, SATFEED_SAT_WPS_FULL_DEFAULT),
-		       rule_str(near, SATFEED_SAT_IDLE_NEAR_DEFAULT),
-		       rule_str(full, SATFEED_SAT_IDLE_FULL_DEFAULT),
-		       rule_str(rise, SATFEED_SAT_CV2_RISE_DEFAULT));
+		if (!text)
+			return fail(SF_EXIT_ERROR, "out of memory");
+		fputs(text, stdout);
+		free(text);
 		return SF_EXIT_OK;
 	}
 	if (opt == 'V') {

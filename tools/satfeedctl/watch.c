@@ -239,7 +239,7 @@ int cmd_watch(struct sf_pins *p, const struct args *a)
 		.tv_sec = (time_t)interval,
 		.tv_nsec = (long)((interval - (time_t)interval) * 1e9),
 	};
-	bool open = true, tty = isatty(STDOUT_FILENO) && !a->json;
+	bool open = p->info_fd >= 0, tty = isatty(STDOUT_FILENO) && !a->json;
 	__u64 load = p->info.load_mono_ns, gone_at = 0;
 	int err = 0;
 
@@ -253,18 +253,14 @@ int cmd_watch(struct sf_pins *p, const struct args *a)
 	for (long i = 0; !stop && (count <= 0 || i < count); i++) {
 		char why[512], note[160] = "";
 		struct view vw;
-		int lockfd;
-
-		/* each view one snapshot, of the engine pinned now */
-		lockfd = sf_root_lock(a->root, LOCK_SH);
+		/* each view of the engine pinned now, which it waits for */
 		if (!open || !sf_pins_current(p)) {
 			if (open)
 				sf_pins_close(p);
-			err = sf_pins_open(p, a->root, why, sizeof(why));
+			err = sf_pins_open_snapshot(p, a->root, why,
+						    sizeof(why));
 			open = !err;
 			if (err && err != SF_EXIT_NOT_LOADED) {
-				if (lockfd >= 0)
-					close(lockfd);
 				fail(err, "%s", why);
 				break;
 			}
@@ -289,11 +285,13 @@ int cmd_watch(struct sf_pins *p, const struct args *a)
 			json_str(why, sizeof(why));
 			printf("}\n");
 		} else if (!open) {
-			char d[24];
+			char d[24], hint[300];
 
 			fmt_dur(d, sizeof(d), sf_now_mono_ns() - gone_at);
-			printf("satfeed is not loaded at %s (for %s); waiting for satfeed-loader load%s\n",
-			       a->root, d, count <= 0 ? "; Ctrl-C ends" : "");
+			printf("satfeed is not loaded at %s (for %s); waiting for '%s'%s\n",
+			       a->root, d, sf_load_hint(a->root, hint,
+							sizeof(hint)),
+			       count <= 0 ? "; Ctrl-C ends" : "");
 		} else {
 			view_begin(&vw, p);
 			if (a->json) {
@@ -310,8 +308,6 @@ int cmd_watch(struct sf_pins *p, const struct args *a)
 			view_end(&vw);
 		}
 		fflush(stdout);
-		if (lockfd >= 0)
-			close(lockfd);
 		if (err)
 			break;
 		if (count <= 0 || i + 1 < count)
