@@ -60,7 +60,7 @@ sf_log "--- bpftool map dump equals satfeedctl show --json ---"
 # show --json says when it read (the clocks, the skip counts' read times)
 # and what the figures are worth at that moment (their age, the partial
 # window's time to close, closed or partial): two reads differ there
-READ_TIMES='s/"read_begin_ns":[0-9]+,"read_end_ns":[0-9]+//; s/"(time_ns|now_ns)":[0-9]+,//g; s/"figures":\{[^}]*\},//g'
+READ_TIMES='s/"read_begin_ns":[0-9]+,"read_end_ns":[0-9]+//; s/"(time_ns|now_ns)":[0-9]+,//g; s/"figures":\{[^}]*\},//g; s/"age_ns":[0-9]+/"age_ns":-/g'
 
 bpftool_equality() {
 	local L=$1
