@@ -418,9 +418,9 @@ dry_run() {
 check "--dry-run decides without attaching" dry_run
 
 # ---- the server's capacity, alone, and the kernel's tick ----
-# solo_capacity: requests answered per second of the server's CPU time (its
+# capacity: requests answered per second of the server's CPU time (its
 # schedstat run time) over a short run at a rate it serves easily
-solo_capacity() {
+capacity() {
 	local t0 t1 rep n
 	t0=$(awk '{ print $1 }' /proc/"$SRV"/schedstat)
 	rep=$(sfload -r 200 -c 4 -d 2 -W 0 -G --json 127.0.0.1:$PORT 2>&1)
@@ -433,7 +433,7 @@ solo_capacity() {
 	HIGH_RATE=$((CAP * HIGH_PCT / 100))
 	[ "$LOW_RATE" -gt 0 ] && [ "$HIGH_RATE" -gt "$LOW_RATE" ]
 }
-check "capacity measured: the server answers $WORK_US us requests alone" solo_capacity
+check "capacity measured: the server answers $WORK_US us requests alone" capacity
 echo "SCX-RESULT capacity=$CAP low_rate=$LOW_RATE high_rate=$HIGH_RATE"
 measure_tick() { TICK_NS=$(tick_ns) && [ "$TICK_NS" -gt 0 ]; }
 check "the kernel's tick measured from jiffies" measure_tick
