@@ -23,6 +23,7 @@
 #include "sf_metrics.h"
 #include "sf_metrics_int.h"
 #include "sf_pins.h"
+#include "sf_root.h"
 #include "sf_progstats.h"
 #include "sf_reading.h"
 #include "sf_target.h"
@@ -127,6 +128,7 @@ static bool bpf_stats_enabled(void)
 static int scrape_read(struct scrape *sc, const char *root, char *why,
 		       size_t len)
 {
+	struct sf_target_table *tab = NULL;
 	struct sf_target_view *v;
 	struct sf_pins p;
 	int err;
@@ -144,7 +146,18 @@ static int scrape_read(struct scrape *sc, const char *root, char *why,
 		err = SF_EXIT_ERROR;
 		goto free_view;
 	}
-	for (__u32 slot = 0; (err = sf_target_view_next(&p, &slot, v)) > 0;
+	tab = malloc(sizeof(*tab));
+	if (!tab) {
+		snprintf(why, len, "out of memory");
+		err = SF_EXIT_ERROR;
+		goto free_view;
+	}
+	err = sf_target_table_read(&p, tab, why, len);
+	if (err) {
+		err = sf_lock_exit(err);
+		goto free_view;
+	}
+	for (__u32 slot = 0; (err = sf_target_view_next(&p, tab, &slot, v)) > 0;
 	     slot++)
 		sf_reading_build(&sc->rows[sc->nr_rows++], v,
 				 p.info.window_samples, sc->now_mono_ns);
@@ -159,6 +172,7 @@ static int scrape_read(struct scrape *sc, const char *root, char *why,
 		sc->nr_progs = MAX_PROGS;
 	sc->bpf_stats = bpf_stats_enabled();
 free_view:
+	free(tab);
 	free(v);
 	sf_pins_close(&p);
 	return err;

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -397,16 +398,86 @@ int sf_verdict_reset(const struct sf_pins *p, __u32 slot, __u32 gen)
 		       -errno : 0;
 }
 
-int sf_target_view_next(const struct sf_pins *p, __u32 *slot,
+/* One pass over sf_targets into tab.  0 or -errno. */
+static int target_table_pass(const struct sf_pins *p,
+			     struct sf_target_table *tab)
+{
+	tab->nr = p->info.max_targets;
+	if (tab->nr > SATFEED_MAX_TARGETS)
+		return -E2BIG;
+	for (__u32 slot = 0; slot < tab->nr; slot++) {
+		int err = sf_target_read(p, slot, &tab->t[slot]);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static bool target_table_same(const struct sf_target_table *a,
+			      const struct sf_target_table *b)
+{
+	for (__u32 slot = 0; slot < a->nr; slot++)
+		if (a->t[slot].kind != b->t[slot].kind ||
+		    a->t[slot].id != b->t[slot].id ||
+		    a->t[slot].gen != b->t[slot].gen)
+			return false;
+	return true;
+}
+
+/* lock-free double reads before the table is read under LOCK_SH */
+#define TARGET_TABLE_TRIES 4
+
+int sf_target_table_read(const struct sf_pins *p, struct sf_target_table *tab,
+			 char *why, size_t len)
+{
+	struct sf_target_table *prev;
+	int err, lock_fd;
+
+	if (p->lock_fd >= 0 || !p->root[0]) {
+		err = target_table_pass(p, tab);
+		goto out;
+	}
+	prev = malloc(sizeof(*prev));
+	if (!prev) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = target_table_pass(p, prev);
+	for (int i = 0; !err && i < TARGET_TABLE_TRIES; i++) {
+		err = target_table_pass(p, tab);
+		if (err || target_table_same(prev, tab))
+			goto free_prev;
+		memcpy(prev, tab, sizeof(*tab));
+	}
+	if (err)
+		goto free_prev;
+	/* a writer kept moving targets: wait for it once */
+	lock_fd = sf_root_lock_why(p->root, LOCK_SH, why, len);
+	if (lock_fd < 0) {
+		free(prev);
+		return lock_fd;	/* why says what held it */
+	}
+	err = target_table_pass(p, tab);
+	close(lock_fd);
+free_prev:
+	free(prev);
+out:
+	if (err)
+		snprintf(why, len, "cannot read sf_targets: %s",
+			 strerror(-err));
+	return err;
+}
+
+int sf_target_view_next(const struct sf_pins *p,
+			const struct sf_target_table *tab, __u32 *slot,
 			struct sf_target_view *v)
 {
-	for (; *slot < p->info.max_targets; (*slot)++) {
+	for (; *slot < tab->nr; (*slot)++) {
 		bool whole = true;
 		int err;
 
-		err = sf_target_read(p, *slot, &v->t);
-		if (err)
-			return err;
+		v->t = tab->t[*slot];
 		if (v->t.kind == SATFEED_TARGET_FREE)
 			continue;
 		for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
@@ -415,7 +486,7 @@ int sf_target_view_next(const struct sf_pins *p, __u32 *slot,
 				return err;
 			whole = whole && v->st[s].gen == v->t.gen;
 		}
-		if (!whole)	/* being re-added right now */
+		if (!whole)	/* reused since tab was read */
 			continue;
 		err = sf_verdict_read(p, *slot, &v->verdict);
 		if (err)

@@ -132,6 +132,26 @@ int sf_verdict_read(const struct sf_pins *p, __u32 slot,
  */
 int sf_verdict_reset(const struct sf_pins *p, __u32 slot, __u32 gen);
 
+/* Every slot of sf_targets, as sf_target_table_read() reads them. */
+struct sf_target_table {
+	__u32 nr;		/* p->info.max_targets */
+	struct satfeed_target t[SATFEED_MAX_TARGETS];
+};
+
+/*
+ * Every slot of sf_targets as it was at one instant, so that a target that
+ * moves from one slot to another while the table is read is listed once.
+ * Without the root lock (readers never wait on a writer, the common case)
+ * the table is read twice and taken when every slot read the same kind, id
+ * and gen both times: a slot's gen moves on at each reuse, so each slot held
+ * that target all along, and all of them at the instant between the two
+ * passes.  A table that keeps changing through a few such tries is read
+ * under LOCK_SH (its timeout applies; why says what held it).  With p's
+ * own lock held, one pass.  0, or -errno with why set.
+ */
+int sf_target_table_read(const struct sf_pins *p, struct sf_target_table *tab,
+			 char *why, size_t len);
+
 /* One watched target with its streams, as sf_target_view_next() reads it. */
 struct sf_target_view {
 	__u32 slot;
@@ -142,18 +162,19 @@ struct sf_target_view {
 };
 
 /*
- * The next watched target from slot *slot on, with its three streams and
- * its verdict each copied under its lock: the one reader of the windows
- * that every consumer (show, watch, export) goes through.  A target whose
- * slot is being reused while it is read (a stream of another generation) is
- * skipped.  Returns 1
- * with *v filled and *slot at its slot, 0 when no target is left, or -errno
- * of a failed read.  Iterate with
+ * The next watched target of tab (sf_target_table_read()) from slot *slot
+ * on, with its three streams and its verdict each copied under its lock:
+ * the one reader of the windows that every consumer (show, watch, export)
+ * goes through.  A target whose slot has been reused since tab was read (a
+ * stream of another generation) is skipped.  Returns 1 with *v filled and
+ * *slot at its slot, 0 when no target is left, or -errno of a failed read.
+ * Iterate with
  *
- *	for (__u32 slot = 0; (err = sf_target_view_next(p, &slot, &v)) > 0;
- *	     slot++)
+ *	for (__u32 slot = 0;
+ *	     (err = sf_target_view_next(p, tab, &slot, &v)) > 0; slot++)
  */
-int sf_target_view_next(const struct sf_pins *p, __u32 *slot,
+int sf_target_view_next(const struct sf_pins *p,
+			const struct sf_target_table *tab, __u32 *slot,
 			struct sf_target_view *v);
 
 /*

@@ -12,6 +12,7 @@
 #include "sf_figures.h"
 #include "sf_reading.h"
 #include "sf_pins.h"
+#include "sf_root.h"
 #include "sf_select.h"
 #include "sf_target.h"
 #include "satfeedctl.h"
@@ -248,7 +249,11 @@ int cmd_show(struct sf_pins *p, const struct args *a)
 	err = resolve_selection(p, a, sel) ?: check_selected(p, sel, nsel);
 	if (err)
 		return err;
-	view_begin(&vw, p);
+	err = view_begin(&vw, p);
+	if (err) {
+		view_end(&vw);
+		return fail(sf_lock_exit(err), "%s", vw.why);
+	}
 	if (a->json) {
 		err = json_view(&vw, sel, nsel);
 		view_end(&vw);
@@ -264,7 +269,7 @@ int cmd_show(struct sf_pins *p, const struct args *a)
 		raw_header();
 	else
 		summary_header();
-	for (__u32 slot = 0; (err = sf_target_view_next(p, &slot, tv)) > 0;
+	for (__u32 slot = 0; (err = sf_target_view_next(p, vw.tab, &slot, tv)) > 0;
 	     slot++) {
 		if (!selected(&tv->t, sel, nsel))
 			continue;

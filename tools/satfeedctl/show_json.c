@@ -241,7 +241,7 @@ int json_view(const struct view *vw, const struct sf_selector *sel,
 	       (unsigned long long)p->info.load_mono_ns);
 	json_skips(&vw->k);
 	printf("\"targets\":[");
-	for (__u32 slot = 0; (err = sf_target_view_next(p, &slot, tv)) > 0;
+	for (__u32 slot = 0; (err = sf_target_view_next(p, vw->tab, &slot, tv)) > 0;
 	     slot++) {
 		if (!selected(&tv->t, sel, nsel))
 			continue;

@@ -6,10 +6,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "sf_common.h"
 #include "sf_escape.h"
 #include "sf_pins.h"
+#include "sf_root.h"
 #include "sf_select.h"
 #include "sf_target.h"
 #include "satfeedctl.h"
@@ -266,19 +268,27 @@ int cmd_rules(struct sf_pins *p, const struct args *a)
 int cmd_targets(struct sf_pins *p, const struct args *a)
 {
 	bool json = a->json, first = true;
+	struct sf_target_table *tab;
+	char why[256];
+	int err;
 
+	tab = malloc(sizeof(*tab));
+	if (!tab)
+		return fail(SF_EXIT_ERROR, "out of memory");
+	err = sf_target_table_read(p, tab, why, sizeof(why));
+	if (err) {
+		free(tab);
+		return fail(sf_lock_exit(err), "%s", why);
+	}
 	if (json)
 		printf("{\"targets\":[");
 	else
 		printf("%-5s %-7s %-20s %-16s %-7s %s\n", "SLOT", "KIND", "ID",
 		       "NAME", "STATE", "SYSCALLS");
-	for (__u32 slot = 0; slot < p->info.max_targets; slot++) {
-		struct satfeed_target t;
+	for (__u32 slot = 0; slot < tab->nr; slot++) {
+		const struct satfeed_target t = tab->t[slot];
 		char mask[SF_MASK_TEXT_LEN], name[SF_TEXT_ESCAPED_LEN(sizeof(t.path))];
 
-		if (sf_target_read(p, slot, &t))
-			return fail(SF_EXIT_ERROR, "cannot read targets: %s",
-				    strerror(errno));
 		if (t.kind == SATFEED_TARGET_FREE)
 			continue;
 		if (json) {
@@ -301,5 +311,6 @@ int cmd_targets(struct sf_pins *p, const struct args *a)
 	}
 	if (json)
 		printf("]}\n");
+	free(tab);
 	return SF_EXIT_OK;
 }

@@ -6,7 +6,9 @@
  * and numbers the text views share.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include "sf_common.h"
 #include "sf_escape.h"
@@ -34,15 +36,24 @@ bool selected(const struct satfeed_target *t,
 	return false;
 }
 
-void view_begin(struct view *vw, struct sf_pins *p)
+int view_begin(struct view *vw, struct sf_pins *p)
 {
 	vw->p = p;
+	vw->why[0] = '\0';
 	skips_read(p, &vw->k);
+	vw->tab = malloc(sizeof(*vw->tab));
+	if (!vw->tab) {
+		snprintf(vw->why, sizeof(vw->why), "out of memory");
+		return -ENOMEM;
+	}
 	vw->now = sf_now_mono_ns();
+	return sf_target_table_read(p, vw->tab, vw->why, sizeof(vw->why));
 }
 
 void view_end(struct view *vw)
 {
+	free(vw->tab);
+	vw->tab = NULL;
 }
 
 __u64 now_real_ns(void)

@@ -18,11 +18,14 @@ struct view {
 	struct sf_pins *p;
 	__u64 now;		/* CLOCK_MONOTONIC of the reading */
 	struct skips k;
+	struct sf_target_table *tab;	/* the targets as of now */
+	char why[256];		/* why view_begin() failed */
 };
 
 /* ---- one view (view.c) ---- */
 
-void view_begin(struct view *vw, struct sf_pins *p);
+/* 0, or -errno with vw->why set; view_end() in either case */
+int view_begin(struct view *vw, struct sf_pins *p);
 void view_end(struct view *vw);
 /* t is one of the nsel targets sel names (nsel 0: every target) */
 bool selected(const struct satfeed_target *t, const struct sf_selector *sel,

@@ -201,7 +201,7 @@ static int watch_view(struct view *vw, struct sf_skip_log *logs)
 	if (!tv)
 		return -ENOMEM;
 	watch_header(marked);
-	for (__u32 slot = 0; (err = sf_target_view_next(p, &slot, tv)) > 0;
+	for (__u32 slot = 0; (err = sf_target_view_next(p, vw->tab, &slot, tv)) > 0;
 	     slot++) {
 		view_reading(vw, tv, &r);
 		watch_target_line(&r);
@@ -293,7 +293,12 @@ int cmd_watch(struct sf_pins *p, const struct args *a)
 							sizeof(hint)),
 			       count <= 0 ? "; Ctrl-C ends" : "");
 		} else {
-			view_begin(&vw, p);
+			err = view_begin(&vw, p);
+			if (err) {
+				view_end(&vw);
+				err = fail(sf_lock_exit(err), "%s", vw.why);
+				break;
+			}
 			if (a->json) {
 				err = json_view(&vw, NULL, 0);
 			} else {
