@@ -44,6 +44,7 @@ int engine_start(__u32 mode, bool understudies,
 		return err;
 	}
 	skel->rodata->window_shift = env.window_shift;
+	skel->rodata->max_age_ns = env.max_age_ns;
 	skel->rodata->with_understudies = understudies;
 	for (int i = 0; i < SATFEED_NR_SYSCALLS; i++) {
 		long nr = sf_syscalls[i].nr;
@@ -56,6 +57,9 @@ int engine_start(__u32 mode, bool understudies,
 	skel->rodata->sc_index[SYS_io_uring_enter] =
 		SATFEED_SC_INDEX_URING_ENTER;
 #endif
+	/* the connections a target accepts (tp_btf mode) */
+	skel->rodata->sc_index[SYS_accept] = SATFEED_SC_INDEX_ACCEPT;
+	skel->rodata->sc_index[SYS_accept4] = SATFEED_SC_INDEX_ACCEPT;
 	err = sf_uring_probe(&uring, why, len);
 	if (err)
 		goto destroy;
@@ -71,6 +75,9 @@ int engine_start(__u32 mode, bool understudies,
 		goto destroy;
 	}
 	err = sf_engine_attach(skel->skeleton, mode, why, len);
+	if (err)
+		goto destroy;
+	err = sf_engine_start_age(skel->maps.sf_age, why, len);
 	if (err)
 		goto destroy;
 	*out = skel;
@@ -91,6 +98,8 @@ int write_info(struct satfeed_bpf *skel, __u32 mode)
 		.max_targets = SATFEED_MAX_TARGETS,
 		.sample_cap_ns = SATFEED_SAMPLE_CAP_NS,
 		.loader_pid = getpid(),
+		.max_age_ns = env.max_age_ns,
+		.tick_ns = env.max_age_ns / 2,
 	};
 	struct timespec ts;
 	__u32 zero = 0;

@@ -7,6 +7,8 @@
  */
 #include "test_kernel.h"
 
+__u64 test_max_age_ns;
+
 static struct satfeed_bpf *open_configured(__u32 shift)
 {
 	struct satfeed_bpf *skel = satfeed_bpf__open();
@@ -16,12 +18,16 @@ static struct satfeed_bpf *open_configured(__u32 shift)
 	if (!ASSERT_TRUE(skel, "open: %s", strerror(errno)))
 		return NULL;
 	skel->rodata->window_shift = shift;
+	if (test_max_age_ns)
+		skel->rodata->max_age_ns = test_max_age_ns;
 	for (int i = 0; i < SATFEED_NR_SYSCALLS; i++)
 		if (sf_syscalls[i].nr >= 0)
 			skel->rodata->sc_index[sf_syscalls[i].nr] = i + 1;
 	/* the io_uring settings, as the loader makes them */
 	skel->rodata->sc_index[SYS_io_uring_enter] =
 		SATFEED_SC_INDEX_URING_ENTER;
+	skel->rodata->sc_index[SYS_accept] = SATFEED_SC_INDEX_ACCEPT;
+	skel->rodata->sc_index[SYS_accept4] = SATFEED_SC_INDEX_ACCEPT;
 	if (!sf_uring_probe(&u, why, sizeof(why)))
 		skel->rodata->uring_ms_flag = u.ms_flag;
 	return skel;
@@ -75,6 +81,9 @@ struct satfeed_bpf *start_engine(__u32 shift, bool understudies)
 		goto destroy;
 	err = sf_engine_attach(skel->skeleton, SATFEED_ATTACH_TP_BTF, why,
 			       sizeof(why));
+	if (!ASSERT_OK(err, why))
+		goto destroy;
+	err = sf_engine_start_age(skel->maps.sf_age, why, sizeof(why));
 	if (!ASSERT_OK(err, why))
 		goto destroy;
 	return skel;

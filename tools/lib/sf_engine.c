@@ -5,7 +5,10 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "satfeed.h"
@@ -144,6 +147,17 @@ int sf_engine_select(struct bpf_object *obj, __u32 mode, bool understudies,
 				return err;
 			continue;
 		}
+		if (!strcmp(name, "sf_accept")) {
+			/* tp_btf mode sees accept's return at sys_exit */
+			err = bpf_program__set_autoload(prog,
+					mode == SATFEED_ATTACH_FENTRY);
+			if (err) {
+				snprintf(why, len, "cannot select %s: %s",
+					 name, strerror(-err));
+				return err;
+			}
+			continue;
+		}
 		h = hook_of(name, &understudy);
 		if (!h)		/* every mode runs it (sf_proc_exit) */
 			continue;
@@ -205,4 +219,35 @@ int sf_engine_attach(struct bpf_object_skeleton *s, __u32 mode, char *why,
 		}
 	}
 	return 0;
+}
+
+int sf_engine_start_age(struct bpf_map *age, char *why, size_t len)
+{
+	struct satfeed_age a;
+	__u32 zero = 0;
+	int status;
+	pid_t pid;
+
+	for (int i = 0; i < 100; i++) {
+		if (bpf_map__lookup_elem(age, &zero, sizeof(zero), &a,
+					 sizeof(a), 0)) {
+			snprintf(why, len, "cannot read %s: %s",
+				 SATFEED_PIN_AGE, strerror(errno));
+			return -errno;
+		}
+		if (a.armed)
+			return 0;
+		pid = fork();
+		if (pid < 0) {
+			snprintf(why, len, "cannot fork to arm the age timer: %s",
+				 strerror(errno));
+			return -errno;
+		}
+		if (!pid)
+			_exit(0);
+		waitpid(pid, &status, 0);
+		usleep(10000);
+	}
+	snprintf(why, len, "the age timer was not armed (sf_proc_exit did not run at a process exit)");
+	return -ETIMEDOUT;
 }

@@ -71,6 +71,15 @@ struct sf_uring_support {
 /* Fill *u from the running kernel's BTF.  0 or -errno with *why. */
 int sf_uring_probe(struct sf_uring_support *u, char *why, size_t len);
 
+/*
+ * Start the engine's age timer (bpf/satfeed_age.bpf.h), after the attach:
+ * its sf_proc_exit arms it at a process exit, so end a child and wait (at
+ * most a second) until sf_age (map, the object's) says it is armed.  0 or
+ * -errno with *why.
+ */
+struct bpf_map;
+int sf_engine_start_age(struct bpf_map *age, char *why, size_t len);
+
 /* Is name an understudy's? */
 bool sf_engine_is_understudy(const char *name);
 

@@ -38,6 +38,8 @@ struct sf_pins {
 	int cgrp_index_fd;
 	int verdict_fd;
 	int discover_fd;
+	int responses_fd;	/* the response stream (SATFEED_STREAM_RESP) */
+	int service_fd;		/* the service time (SATFEED_STREAM_SVC) */
 	struct satfeed_info info;
 	int lock_fd;		/* the root lock held with the pins, or -1 */
 	int lock_how;		/* LOCK_SH or LOCK_EX, when lock_fd >= 0 */
