@@ -67,6 +67,8 @@
 #define SATFEED_PIN_SERVICE	"sf_service"	/* array[max_targets] of
 						 * satfeed_stream: the
 						 * service time */
+#define SATFEED_PIN_SVC_HIST	"sf_svc_hist"	/* array[max_targets] of
+						 * satfeed_svc_hist */
 #define SATFEED_PIN_AGE		"sf_age"	/* array[1], engine private: the
 						 * age timer (its ticks: sf_age_tick) */
 #define SATFEED_PIN_PROGS	"progs"		/* directory of pinned programs */
@@ -138,6 +140,58 @@ enum satfeed_stream_id {
  * rate_milli means nothing).  Stream id 4 for satfeed_window_closed().
  */
 #define SATFEED_STREAM_SVC	4
+
+/*
+ * satfeed_svc_hist: sf_svc_hist[slot], every service time sample of the
+ * target since it was added, counted in log-linear buckets: 4 per power of
+ * two (each at most 25% wide), satfeed_svc_bucket() below.  A consumer
+ * takes the p99 of an interval from the difference of two reads: the
+ * bucket where the cumulative count reaches 99%, whose lower bound is
+ * satfeed_svc_bucket_lo().  satfeedctl resets it for the target's
+ * generation when it adds the target; the engine adds only to its own
+ * generation's, atomically.
+ */
+#define SATFEED_SVC_BUCKETS	128	/* the last one: 2^33 ns (8.6 s) and up */
+struct satfeed_svc_hist {
+	__u32 gen;		/* satfeed_target.gen it belongs to */
+	__u32 reserved;
+	__u64 count[SATFEED_SVC_BUCKETS]; /* samples per bucket */
+};
+
+/* floor(log2(v)) for v > 0, without a loop (BPF has no clz) */
+static inline __attribute__((always_inline)) __u32 satfeed_log2(__u64 v)
+{
+	__u32 r = 0;
+
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) r += 1;
+	return r;
+}
+
+/* The bucket of a service time of v ns: v itself below 4, else
+ * 4 * (e - 1) + the two bits after the leading one, e = floor(log2(v)) */
+static inline __attribute__((always_inline)) __u32 satfeed_svc_bucket(__u64 v)
+{
+	__u32 e, b;
+
+	if (v < 4)
+		return (__u32)v;
+	e = satfeed_log2(v);
+	b = 4 * (e - 1) + (__u32)((v >> (e - 2)) & 3);
+	return b < SATFEED_SVC_BUCKETS ? b : SATFEED_SVC_BUCKETS - 1;
+}
+
+/* The smallest service time (ns) bucket b holds. */
+static inline __attribute__((always_inline)) __u64 satfeed_svc_bucket_lo(__u32 b)
+{
+	if (b < 4)
+		return b;
+	return (__u64)(4 + b % 4) << (b / 4 - 1);
+}
 
 /*
  * Syscalls satfeed can count, as bit numbers of satfeed_target.sc_mask, in

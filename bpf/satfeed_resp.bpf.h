@@ -19,7 +19,9 @@
  *
  * Cost, on a target's samples only: the socket of the fd (a few plain
  * loads, as the socket check of read/write does) and one hash lookup; a
- * response adds the locked window update of its stream, in a subprogram.
+ * response adds the locked window updates of the response and service-time
+ * streams, in a subprogram, and one atomic add to its service-time
+ * histogram (sf_svc_hist).
  * sf_conn is an LRU hash, so closed connections need no hook: their
  * records age out.
  *
@@ -102,9 +104,11 @@ static __always_inline void sf_response(struct task_struct *task,
 					unsigned int fd, __u32 stream,
 					const struct sf_hit *hit, __u64 now)
 {
+	struct satfeed_svc_hist *h;
 	struct sf_conn_key k;
 	struct sf_conn *c;
 	struct sock *sk;
+	__u64 svc;
 
 	sk = sf_fd_sock(task, fd);
 	if (!sk)
@@ -138,8 +142,12 @@ static __always_inline void sf_response(struct task_struct *task,
 	/* a response at now to a request whose first receive returned at
 	 * recv_ns: its event and its service time */
 	sf_resp_account(hit->slot, SATFEED_STREAM_RESP, hit->gen, now, 0);
-	sf_resp_account(hit->slot, SATFEED_STREAM_SVC, hit->gen, now,
-			now > c->recv_ns ? now - c->recv_ns : 0);
+	svc = now > c->recv_ns ? now - c->recv_ns : 0;
+	sf_resp_account(hit->slot, SATFEED_STREAM_SVC, hit->gen, now, svc);
+	h = bpf_map_lookup_elem(&sf_svc_hist, &hit->slot);
+	if (h && *(volatile __u32 *)&h->gen == hit->gen)
+		__sync_fetch_and_add(&h->count[satfeed_svc_bucket(svc) &
+					       (SATFEED_SVC_BUCKETS - 1)], 1);
 }
 
 /* The current task accepted newsk: a client-facing connection when the

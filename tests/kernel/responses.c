@@ -11,7 +11,8 @@
  *  - UDP: K datagrams received and answered on an unconnected socket;
  *  - the service time (SATFEED_STREAM_SVC): K samples, one per response,
  *    whose sum lies between the bounds the test's own clock readings
- *    around each receive and send give.
+ *    around each receive and send give; its histogram (sf_svc_hist) counts
+ *    K more, each in a bucket those bounds allow.
  * The client side runs in this process too: its connect()ed sockets must
  * never count.
  */
@@ -280,7 +281,9 @@ static bool svc_total(const struct sf_pins *p, int slot, __u64 *n,
 
 static void check_service(const struct sf_pins *p, int slot)
 {
-	__u64 n0, sum0, n1, sum1, lo = 0, hi = 0, r0, r1, s0, s1;
+	__u64 n0, sum0, n1, sum1, lo = 0, hi = 0, r0, r1, s0, s1, got = 0;
+	__u32 bmin = SATFEED_SVC_BUCKETS, bmax = 0;
+	struct satfeed_svc_hist h0, h1;
 	int lfd, c = -1, s = -1;
 	struct sockaddr_in a;
 	bool ok = true;
@@ -291,7 +294,9 @@ static void check_service(const struct sf_pins *p, int slot)
 	c = connect_tcp(&a);
 	s = accept(lfd, NULL, NULL);
 	if (!ASSERT_TRUE(c >= 0 && s >= 0, "connect, accept") ||
-	    !svc_total(p, slot, &n0, &sum0))
+	    !svc_total(p, slot, &n0, &sum0) ||
+	    !ASSERT_OK(bpf_map_lookup_elem(p->svc_hist_fd, &slot, &h0),
+		       "read the service-time histogram"))
 		goto out;
 	for (int i = 0; ok && i < K; i++) {
 		ok = write(c, "q", 1) == 1;
@@ -305,6 +310,11 @@ static void check_service(const struct sf_pins *p, int slot)
 		ok = ok && read_n(c, 1);
 		lo += s0 - r1;
 		hi += s1 - r0;
+		/* the buckets this sample can be in */
+		if (satfeed_svc_bucket(s0 - r1) < bmin)
+			bmin = satfeed_svc_bucket(s0 - r1);
+		if (satfeed_svc_bucket(s1 - r0) > bmax)
+			bmax = satfeed_svc_bucket(s1 - r0);
 	}
 	if (!ASSERT_TRUE(ok, "round trips") ||
 	    !svc_total(p, slot, &n1, &sum1))
@@ -314,6 +324,18 @@ static void check_service(const struct sf_pins *p, int slot)
 		    "service time sum %llu outside the test's bounds [%llu, %llu]",
 		    (unsigned long long)(sum1 - sum0),
 		    (unsigned long long)lo, (unsigned long long)hi);
+	if (!ASSERT_OK(bpf_map_lookup_elem(p->svc_hist_fd, &slot, &h1),
+		       "read the service-time histogram"))
+		goto out;
+	for (__u32 b = 0; b < SATFEED_SVC_BUCKETS; b++) {
+		__u64 d = h1.count[b] - h0.count[b];
+
+		got += d;
+		ASSERT_TRUE(!d || (b >= bmin && b <= bmax),
+			    "%llu samples in bucket %u, outside [%u, %u]",
+			    (unsigned long long)d, b, bmin, bmax);
+	}
+	ASSERT_EQ(got, K, "histogram: one count per response");
 out:
 	if (c >= 0)
 		close(c);

@@ -317,12 +317,38 @@ static void check_guards(void)
 	ASSERT_EQ(w.cv2_permille, 0, "cv2 of S1 == 0");
 }
 
+/* The service-time buckets: lo(bucket(v)) <= v < lo(bucket(v) + 1). */
+static void check_svc_buckets(void)
+{
+	__u64 v;
+
+	for (int i = 0; i < 200000; i++) {
+		__u32 b;
+
+		v = i < 1000 ? (__u64)i : rnd64() >> (random() % 64);
+		b = satfeed_svc_bucket(v);
+		if (!ASSERT_TRUE(b < SATFEED_SVC_BUCKETS, "bucket %u", b))
+			return;
+		if (!ASSERT_TRUE(satfeed_svc_bucket_lo(b) <= v &&
+				 (b == SATFEED_SVC_BUCKETS - 1 ||
+				  v < satfeed_svc_bucket_lo(b + 1)),
+				 "v %llu in bucket %u [%llu, %llu)",
+				 (unsigned long long)v, b,
+				 (unsigned long long)satfeed_svc_bucket_lo(b),
+				 (unsigned long long)satfeed_svc_bucket_lo(b + 1)))
+			return;
+	}
+	ASSERT_EQ(satfeed_svc_bucket(~0ULL), SATFEED_SVC_BUCKETS - 1,
+		  "the last bucket holds the rest");
+}
+
 int main(void)
 {
 	static const __u32 shifts[] = { 1, 2, 5, 11, 16 };
 	const __u64 cap = SATFEED_SAMPLE_CAP_NS;
 
 	srandom(0x5a7feed);
+	check_svc_buckets();
 	for (size_t si = 0; si < sizeof(shifts) / sizeof(shifts[0]); si++) {
 		__u32 shift = shifts[si], n = 1U << shift;
 

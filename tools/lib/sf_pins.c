@@ -53,6 +53,8 @@ static const struct pin_shape shapes[] = {
 	  sizeof(__u32), sizeof(struct satfeed_stream), 1 },
 	{ SATFEED_PIN_SERVICE, FD_OFF(service_fd), BPF_MAP_TYPE_ARRAY,
 	  sizeof(__u32), sizeof(struct satfeed_stream), 1 },
+	{ SATFEED_PIN_SVC_HIST, FD_OFF(svc_hist_fd), BPF_MAP_TYPE_ARRAY,
+	  sizeof(__u32), sizeof(struct satfeed_svc_hist), 1 },
 };
 
 #define NR_SHAPES (sizeof(shapes) / sizeof(shapes[0]))
@@ -418,6 +420,13 @@ int sf_stream_reset(const struct sf_pins *p, __u32 slot, __u32 stream,
 	int fd = stream_fd_key(p, slot, stream, &key);
 
 	return bpf_map_update_elem(fd, &key, &s, BPF_F_LOCK) ? -errno : 0;
+}
+
+int sf_svc_hist_reset(const struct sf_pins *p, __u32 slot, __u32 gen)
+{
+	struct satfeed_svc_hist h = { .gen = gen };
+
+	return bpf_map_update_elem(p->svc_hist_fd, &slot, &h, 0) ? -errno : 0;
 }
 
 int sf_discover_read(const struct sf_pins *p, __u32 slot,
