@@ -14,7 +14,8 @@ def dump(name):
     out = subprocess.run(["bpftool", "-j", "map", "lookup", "pinned",
                           root + "/" + name, "key", str(slot), "0", "0", "0"],
                          check=True, capture_output=True, text=True).stdout
-    return json.loads(out)["value"]
+    j = json.loads(out)
+    return (j[0] if isinstance(j, list) else j)["value"]
 
 
 def streams_dump():
@@ -64,7 +65,8 @@ if ws:
 info = json.loads(subprocess.run(["bpftool", "-j", "map", "lookup", "pinned",
                                   root + "/sf_info", "key", "0", "0", "0",
                                   "0"], check=True, capture_output=True,
-                                 text=True).stdout)["value"]
+                                 text=True).stdout)
+info = (info[0] if isinstance(info, list) else info)["value"]
 T = info["max_age_ns"]
 res["max_age_ns"] = T
 quiet_at = None
