@@ -32,14 +32,16 @@ static void json_window(const struct satfeed_window *w)
 	       "\"sum_ns\":%llu,\"mean_ns\":%llu,\"var_ns2\":%llu,"
 	       "\"rate\":%llu.%03llu,\"clamped\":%u,\"runq_ns\":%llu,"
 	       "\"wait_permille\":%u,\"idle_permille\":%u,"
-	       "\"cv2_permille\":%u}",
+	       "\"cv2_permille\":%u,\"samples\":%u,\"flags\":%u,"
+	       "\"threads\":%u}",
 	       (unsigned long long)w->seq, (unsigned long long)w->start_ns,
 	       (unsigned long long)w->end_ns, (unsigned long long)w->sum_ns,
 	       (unsigned long long)w->mean_ns, (unsigned long long)w->var_ns2,
 	       (unsigned long long)(w->rate_milli / 1000),
 	       (unsigned long long)(w->rate_milli % 1000), w->clamped,
 	       (unsigned long long)w->runq_ns, w->wait_permille,
-	       w->idle_permille, w->cv2_permille);
+	       w->idle_permille, w->cv2_permille, w->samples, w->flags,
+	       w->threads);
 }
 
 /* The figures a reader should look at (sf_figures.h), as JSON. */
