@@ -235,12 +235,15 @@ int json_view(const struct view *vw, const struct sf_selector *sel,
 		return -ENOMEM;
 	printf("{\"abi_version\":%u,\"attach_mode\":\"%s\","
 	       "\"window_samples\":%u,\"history\":%u,\"time_ns\":%llu,"
-	       "\"now_ns\":%llu,\"load_mono_ns\":%llu,",
+	       "\"now_ns\":%llu,\"load_mono_ns\":%llu,"
+	       "\"max_age_ns\":%llu,\"tick_ns\":%llu,",
 	       p->info.abi_version, sf_attach_name(p->info.attach_mode),
 	       p->info.window_samples, p->info.history,
 	       (unsigned long long)now_real_ns(),
 	       (unsigned long long)vw->now,
-	       (unsigned long long)p->info.load_mono_ns);
+	       (unsigned long long)p->info.load_mono_ns,
+	       (unsigned long long)p->info.max_age_ns,
+	       (unsigned long long)p->info.tick_ns);
 	json_skips(&vw->k);
 	printf("\"targets\":[");
 	for (__u32 slot = 0; (err = sf_target_view_next(p, &slot, tv)) > 0;
