@@ -118,16 +118,43 @@ ASSERT_EQ "past capacity: the server's verdict stored as full (level 3)" 3 \
 	"$(chk query "$PROM" "satfeed_saturation_level{target=\"$HOT\"}" | awk '{ print $NF }')"
 ASSERT_EQ "past capacity: the other targets fire nothing" "" \
 	"$(chk query "$PROM" "ALERTS{alertname=~\"SatfeedTarget(Saturated|NearSaturation)\",target!=\"$HOT\"}")"
+# alert_never NAME SECONDS: "none" when alert NAME of HOT stays absent (not
+# even pending) for SECONDS, else the state it took
+alert_never() {
+	local s
+	for _ in $(seq 1 $((10 * $2))); do
+		s=$(chk alert "$PROM" "$1" "$HOT")
+		[ "$s" = none ] || break
+		sleep 0.1
+	done
+	echo "$s"
+}
 wait "$LOAD"
-sf_log "load over; the verdict turns stale once no window closes"
+# ABI 4: the engine's timer says so itself within 1.5 T (T = max_age_ns,
+# 1 s here) of the last request: the verdict turns ok with the reason
+# quiet, the saturation alerts resolve, and the verdict is not stale (the
+# engine runs: stale is for an engine that stopped evaluating, which the
+# unit test test_reading checks; an exporter of an unloaded engine exports
+# satfeed_up 0 and no verdict, SatfeedEngineDown above)
+sf_log "load over; the engine reads the server quiet: ok, reason quiet"
 ASSERT_EQ "load over: SatfeedTargetSaturated resolves" none \
 	"$(alert_state SatfeedTargetSaturated none 20)"
 ASSERT_EQ "load over: SatfeedTargetNearSaturation resolves" none \
 	"$(alert_state SatfeedTargetNearSaturation none 5)"
-ASSERT_EQ "load over: SatfeedTargetStale fires" firing \
-	"$(alert_state SatfeedTargetStale firing 10)"
-ASSERT_EQ "load over: show marks the verdict stale" "full!" \
+J=$("$CTL" show --json --pid "$HOT")
+ASSERT_EQ "load over: show --json: ok, reason quiet, not stale, quiet_ns set" \
+	'ok ["quiet"] False' \
+	"$(sf_json_get "$J" '"%s %s %s" % (j["targets"][0]["saturation"]["state"], json.dumps(j["targets"][0]["saturation"]["reasons"]), j["targets"][0]["saturation"]["stale"])')"
+ASSERT_EQ "load over: show: the verdict ok, no stale mark" ok \
 	"$("$CTL" show --pid "$HOT" | awk -v p="$HOT" '$2 == p { print $4 }')"
+ASSERT_EQ "load over: stored: level 1 (ok), reason quiet 1, stale 0" "1 1 0" \
+	"$(for q in "satfeed_saturation_level{target=\"$HOT\"}" \
+		"satfeed_saturation_reason{target=\"$HOT\",reason=\"quiet\"}" \
+		"satfeed_saturation_stale{target=\"$HOT\"}"; do
+		chk query "$PROM" "$q" | awk '{ print $NF }'
+	done | paste -sd' ')"
+ASSERT_EQ "load over: SatfeedTargetStale never pending nor firing (4 s, its for: is 2 s)" none \
+	"$(alert_never SatfeedTargetStale 4)"
 
 ######################################################################
 sf_log "--- docs/prometheus.md: the PromQL examples ---"
