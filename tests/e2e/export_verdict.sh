@@ -155,9 +155,9 @@ ASSERT_EQ "load over: show --json: ok, reason quiet, not stale, quiet_ns set" \
 	"$(sf_json_get "$J" '"%s %s %s" % (j["targets"][0]["saturation"]["state"], json.dumps(j["targets"][0]["saturation"]["reasons"]), j["targets"][0]["saturation"]["stale"])')"
 ASSERT_EQ "load over: show: the verdict ok, no stale mark" ok \
 	"$("$CTL" show --pid "$HOT" | awk -v p="$HOT" '$2 == p { print $4 }')"
-ASSERT_EQ "load over: stored: level 1 (ok), reason quiet 1, stale 0" "1 1 0" \
+ASSERT_EQ "load over: stored: level 1 (ok), rule quiet 1, stale 0" "1 1 0" \
 	"$(for q in "satfeed_saturation_level{target=\"$HOT\"}" \
-		"satfeed_saturation_reason{target=\"$HOT\",reason=\"quiet\"}" \
+		"satfeed_saturation_reason{target=\"$HOT\",rule=\"quiet\"}" \
 		"satfeed_saturation_stale{target=\"$HOT\"}"; do
 		chk query "$PROM" "$q" | awk '{ print $NF }'
 	done | paste -sd' ')"
