@@ -15,14 +15,16 @@ def dump(name):
                           root + "/" + name, "key", str(slot), "0", "0", "0"],
                          check=True, capture_output=True, text=True).stdout
     j = json.loads(out)
-    return (j[0] if isinstance(j, list) else j)["value"]
+    # bpftool -j: raw bytes in "value", the BTF-formatted one in
+    # "formatted" (a one-element list on some versions)
+    return (j[0] if isinstance(j, list) else j)["formatted"]["value"]
 
 
 def streams_dump():
     out = subprocess.run(["bpftool", "-j", "map", "dump", "pinned",
                           root + "/sf_streams"], check=True,
                          capture_output=True, text=True).stdout
-    return json.loads(out)[slot * 3]["value"]      # the send stream
+    return json.loads(out)[slot * 3]["formatted"]["value"]  # send stream
 
 
 got = {}
@@ -66,7 +68,7 @@ info = json.loads(subprocess.run(["bpftool", "-j", "map", "lookup", "pinned",
                                   root + "/sf_info", "key", "0", "0", "0",
                                   "0"], check=True, capture_output=True,
                                  text=True).stdout)
-info = (info[0] if isinstance(info, list) else info)["value"]
+info = (info[0] if isinstance(info, list) else info)["formatted"]["value"]
 T = info["max_age_ns"]
 res["max_age_ns"] = T
 quiet_at = None
