@@ -160,13 +160,15 @@ static __always_inline __u64 sf_thread_mark(__u64 seq, __u32 slot, __u32 gen)
  * given wait duration, of which runq was spent runnable, not running.
  * mark (waits; NULL otherwise): the waiting thread's own word, which tells
  * whether it was counted among the in-progress window's threads already.
+ * verdict: a closed window goes through the target's verdict (the send,
+ * recv and poll streams; a constant at each call site).
  * Events that race on two CPUs can reach the lock out of time order; such a
  * gap is 0 and the previous-event time never goes back, so the window sums
  * still telescope to last - first.
  */
 static __always_inline void sf_account(__u32 slot, __u32 stream, __u32 gen,
 				       __u64 now, bool gap, __u64 sample,
-				       __u64 runq, __u64 *mark)
+				       __u64 runq, __u64 *mark, bool verdict)
 {
 	struct satfeed_window closed;
 	struct satfeed_stream *s;
@@ -210,7 +212,7 @@ static __always_inline void sf_account(__u32 slot, __u32 stream, __u32 gen,
 			     stream == SATFEED_STREAM_POLL, &closed);
 	bpf_spin_unlock(&s->lock);
 	if (done) {
-		if (stream < SATFEED_NR_STREAMS)	/* no rule reads the others */
+		if (verdict)
 			sf_verdict_update(slot, stream, gen, &closed);
 		satfeed_window_closed(slot, stream, &closed);
 	}

@@ -520,7 +520,8 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 	}
 	/* one call site, so that tp_btf's sf_sys_exit, which serves every
 	 * family, holds one copy of the window code, not two */
-	sf_account(hit.slot, stream, hit.gen, now, gap, sample, runq, mark);
+	sf_account(hit.slot, stream, hit.gen, now, gap, sample, runq, mark,
+		   true);
 	return 0;
 }
 

@@ -87,13 +87,16 @@ static __always_inline struct sock *sf_fd_sock(struct task_struct *task,
 
 /*
  * One event of the response stream (a gap) or one sample of the service
- * time, in a subprogram: one copy of the window code serves both.
+ * time, in a subprogram: one copy of the window code serves both.  No rule
+ * reads these streams, so no verdict update: that call would put a third
+ * frame under sf_sys_exit's, over the 512-byte stack that 6.12's verifier
+ * allows for a call chain (256 + 224 + 96).
  */
 static __noinline void sf_resp_account(__u32 slot, __u32 stream, __u32 gen,
 				       __u64 now, __u64 sample)
 {
 	sf_account(slot, stream, gen, now, stream == SATFEED_STREAM_RESP,
-		   sample, 0, NULL);
+		   sample, 0, NULL, false);
 }
 
 /*
