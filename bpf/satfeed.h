@@ -105,9 +105,11 @@
  *    event starts a new chain of gaps (the quiet time is no sample): at
  *    most 1.5 T after a target's last event its newest windows say so.
  * A rate below 1 / T per second therefore reads as quiet.  The bound is
- * the engine's, for every consumer: a figure older than 2 T (now minus the
- * window's end_ns, or the verdict's tick_ns) means the engine itself has
- * stopped (unloaded or replaced), not that the target is idle.
+ * the engine's, for every consumer: a verdict whose tick_ns is older than
+ * 2 T means the engine itself has stopped (unloaded or replaced), not that
+ * the target is idle.  A window's end_ns is no such sign: a quiet stream
+ * publishes its quiet window once, and it stays the newest while the
+ * engine runs.
  */
 #define SATFEED_MAX_AGE_NS_DEFAULT	1000000000ULL	/* 1 s */
 #define SATFEED_MAX_AGE_NS_MIN		20000000ULL	/* 20 ms */
@@ -650,7 +652,9 @@ struct satfeed_stream {
 	struct bpf_spin_lock lock;
 	__u32 gen;		/* satfeed_target.gen this data belongs to */
 	__u64 published;	/* windows closed so far (seq of the newest) */
-	__u64 last_ns;		/* time of the last counted event, 0: none yet */
+	__u64 last_ns;		/* time of the last counted event, 0: none yet,
+				 * or a quiet window ended the chain of gaps
+				 * (its start_ns is the last event) */
 	__u64 calls;		/* counted calls (bytes moved / waits ended) */
 	__u64 pending;		/* samples in the in-progress window (< N) */
 	__u64 acc_start_ns;	/* in-progress window: time of first event */
