@@ -13,7 +13,7 @@
  * SATFEED_SAT_*_DEFAULT, satfeed_sat_rule(); SATFEED_SAT_RULE_OFF turns a
  * rule off):
  *
- *   wps      at each send window close: floor(1000 * waits / N), waits the
+ *   wps      at each send window close: floor(1000 * waits / n), waits the
  *            poll-family waits that ended since the previous send window
  *            closed (the poll stream's calls less poll_mark).  Below
  *            saturation a server waits about once per request (wps near
@@ -131,7 +131,10 @@ satfeed_sat_state_of(const struct satfeed_verdict *v,
 /* What closed: one window of one stream, and the target's counters then. */
 struct satfeed_sat_event {
 	__u32 stream;		/* enum satfeed_stream_id */
-	__u32 shift;		/* log2 of the window's samples */
+	__u32 shift;		/* log2 of N, the samples of a full window */
+	__u32 samples;		/* the window's samples when fewer than N
+				 * (closed by age), 0: N */
+	__u32 reserved;
 	__u32 idle_permille;	/* its idle share (poll) */
 	__u32 cv2_permille;	/* its dispersion */
 	__u64 poll_calls;	/* the target's poll stream calls now; 0 when
@@ -170,7 +173,8 @@ satfeed_sat_update(struct satfeed_verdict *v,
 		 * well before */
 		if (waits > (1ULL << 53))
 			waits = 1ULL << 53;
-		wps = (waits * 1000) >> (e->shift & 31);
+		wps = e->samples ? waits * 1000 / e->samples :
+				   (waits * 1000) >> (e->shift & 31);
 		v->wps_permille = wps > 0xffffffffULL ? 0xffffffffU : wps;
 		/* the average starts with the first window that had waits
 		 * to count: before them wps means nothing */
@@ -205,6 +209,32 @@ satfeed_sat_update(struct satfeed_verdict *v,
 		return 0;
 	v->state = state;
 	v->since_ns = e->now;
+	v->changes++;
+	return 1;
+}
+
+/*
+ * The target had no send or receive for the age bound (satfeed.h,
+ * SATFEED_MAX_AGE_NS_DEFAULT) at time now: it serves nothing, so it is not
+ * saturated.  why becomes SATFEED_SAT_WHY_QUIET, a NEAR or FULL state OK
+ * (UNKNOWN stays), and the smoothed waits per send start over from 1000
+ * (one wait per send: a server at low load), so that a poll window closing
+ * during the pause does not bring the old state back and a burst after it
+ * must last to read FULL again.  The engine's timer calls it when the
+ * target becomes quiet, and again while it stays quiet whenever a window's
+ * evaluation dropped SATFEED_SAT_WHY_QUIET.  Returns 1 when the state changed, else 0.
+ */
+static __always_inline int satfeed_sat_quiet(struct satfeed_verdict *v,
+					     __u64 now)
+{
+	v->why = SATFEED_SAT_WHY_QUIET;
+	if (v->seen & SATFEED_SAT_SEEN_WPS)
+		v->wps_avg_permille = 1000;
+	v->updated_ns = now;
+	if (v->state != SATFEED_SAT_NEAR && v->state != SATFEED_SAT_FULL)
+		return 0;
+	v->state = SATFEED_SAT_OK;
+	v->since_ns = now;
 	v->changes++;
 	return 1;
 }

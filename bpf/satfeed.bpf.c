@@ -124,6 +124,7 @@
  */
 #include "satfeed_engine.bpf.h"
 #include "satfeed_uring.bpf.h"
+#include "satfeed_age.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -147,8 +148,8 @@ static __always_inline int sf_sys_enter_event(struct pt_regs *regs, long id)
 {
 	__u32 sc = sf_traced(id);
 
-	if (sc <= SATFEED_SC_POLL_FIRST)	/* 0, or not a wait */
-		return 0;
+	if (sc <= SATFEED_SC_POLL_FIRST || sc == SATFEED_SC_INDEX_ACCEPT)
+		return 0;	/* 0, or not a wait */
 	/* io_uring_enter is told by its sc_index entry, not by sc - 1: clang
 	 * then tests it before the decrement, which stays off the path of
 	 * the waits of processes that are not targets */
@@ -168,6 +169,11 @@ static __always_inline int sf_sys_exit_event(struct pt_regs *regs, long ret)
 	 * link to sc */
 	if (sc == SATFEED_SC_INDEX_URING_ENTER)
 		return sf_sys_return(SF_SC_URING_WAIT, regs, ret);
+	if (sc == SATFEED_SC_INDEX_ACCEPT) {
+		if (ret >= 0)
+			sf_conn_accepted_fd((unsigned int)ret);
+		return 0;
+	}
 	return sf_sys_return(sc - 1, regs, ret);
 }
 
@@ -241,6 +247,16 @@ int BPF_PROG(understudy, struct pt_regs *regs)				\
 SATFEED_SYSCALLS(SF_FEXIT)
 SATFEED_WAIT_SYSCALLS(SF_FENTRY)
 
+/* ---- every mode: the connections a target accepts (satfeed_resp.bpf.h) ---- */
+
+/* fentry mode (sf_engine_select); tp_btf mode sees accept's return */
+SEC("fexit/inet_csk_accept")
+int BPF_PROG(sf_accept, struct sock *sk, void *arg, struct sock *newsk)
+{
+	sf_conn_accepted(newsk);
+	return 0;
+}
+
 /* ---- every mode: a watched process or cgroup that ends is marked gone ---- */
 
 /* The target ix points to, when it is still that generation and kind. */
@@ -260,6 +276,7 @@ int BPF_PROG(sf_proc_exit, struct task_struct *p)
 	struct satfeed_index *ix;
 	__u32 tgid;
 
+	sf_age_arm();	/* once: the loader ends a child to get here */
 	/* signal->live reaches 0 when the last thread of the group exits */
 	if (p->signal->live.counter)
 		return 0;

@@ -19,7 +19,7 @@
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
-#include <linux/bpf.h> /* struct bpf_spin_lock */
+#include <linux/bpf.h> /* struct bpf_spin_lock, struct bpf_timer */
 #endif
 #include "satfeed_syscalls.h"
 
@@ -41,6 +41,15 @@
  * satfeed_target into the pinned sf_rules map (struct satfeed_rules_slot),
  * which only user space writes: sf_targets is no longer rewritten while a
  * target is active, so nothing overwrites the state the engine sets.
+ * Also 4 (issue 22, the signal): bounded age (satfeed_info.max_age_ns,
+ * the pinned sf_age timer): a window closes at N samples or, with fewer (satfeed_window.samples, flag
+ * SATFEED_WIN_AGED), once it is max_age_ns / 2 old at a tick of the
+ * engine's timer; a stream without events for max_age_ns publishes an
+ * empty window (SATFEED_WIN_QUIET) and the verdict of a quiet target
+ * leaves near/full (SATFEED_SAT_WHY_QUIET).  The poll stream's idle and
+ * wait shares are normalized to the threads that waited (0..1000), and
+ * each tick publishes the target's slack with the waits in progress
+ * (satfeed_verdict.slack_permille).
  */
 #define SATFEED_ABI_VERSION	4
 
@@ -57,6 +66,16 @@
 #define SATFEED_PIN_VERDICT	"sf_verdict"	/* array[max_targets] of satfeed_verdict */
 #define SATFEED_PIN_DISCOVER	"sf_discover"	/* array[max_targets] of satfeed_discover */
 #define SATFEED_PIN_RULES	"sf_rules"	/* array[max_targets] of satfeed_rules_slot */
+#define SATFEED_PIN_RESPONSES	"sf_responses"	/* array[max_targets] of
+						 * satfeed_stream: the
+						 * response stream */
+#define SATFEED_PIN_SERVICE	"sf_service"	/* array[max_targets] of
+						 * satfeed_stream: the
+						 * service time */
+#define SATFEED_PIN_SVC_HIST	"sf_svc_hist"	/* array[max_targets] of
+						 * satfeed_svc_hist */
+#define SATFEED_PIN_AGE		"sf_age"	/* array[1], engine private: the
+						 * age timer (its ticks: sf_age_tick) */
 #define SATFEED_PIN_PROGS	"progs"		/* directory of pinned programs */
 #define SATFEED_PIN_LINKS	"links"		/* directory of pinned links */
 
@@ -73,6 +92,29 @@
  */
 #define SATFEED_SAMPLE_CAP_NS	0xffffffffULL
 
+/*
+ * The age bound T (satfeed_info.max_age_ns; satfeed-loader --max-age).
+ * The engine's timer ticks every T / 2 (satfeed_info.tick_ns) and at each
+ * tick, for every target and stream:
+ *  - a window in progress whose first sample began at least T / 2 ago
+ *    closes with the samples it has (satfeed_window.samples < N, flag
+ *    SATFEED_WIN_AGED), with the same exact figures as a full one: every
+ *    event is in a published window at most T after it happened;
+ *  - a stream with no event for at least T and no sample pending publishes
+ *    one empty window (samples 0, SATFEED_WIN_QUIET: rate 0) and its next
+ *    event starts a new chain of gaps (the quiet time is no sample): at
+ *    most 1.5 T after a target's last event its newest windows say so.
+ * A rate below 1 / T per second therefore reads as quiet.  The bound is
+ * the engine's, for every consumer: a verdict whose tick_ns is older than
+ * 2 T means the engine itself has stopped (unloaded or replaced), not that
+ * the target is idle.  A window's end_ns is no such sign: a quiet stream
+ * publishes its quiet window once, and it stays the newest while the
+ * engine runs.
+ */
+#define SATFEED_MAX_AGE_NS_DEFAULT	1000000000ULL	/* 1 s */
+#define SATFEED_MAX_AGE_NS_MIN		20000000ULL	/* 20 ms */
+#define SATFEED_MAX_AGE_NS_MAX		SATFEED_SAMPLE_CAP_NS
+
 /* Streams, in the order they appear in sf_streams (slot * 3 + stream). */
 enum satfeed_stream_id {
 	SATFEED_STREAM_SEND = 0,	/* gap between successive sends */
@@ -80,6 +122,83 @@ enum satfeed_stream_id {
 	SATFEED_STREAM_POLL = 2,	/* duration of each event wait */
 	SATFEED_NR_STREAMS = 3,
 };
+
+/*
+ * The response stream: the gap between successive responses of a target
+ * (RPS_obs = its rate_milli / 1000), in sf_responses[slot] (not in
+ * sf_streams, whose layout stays), with the same window and figures as the
+ * others.  A response is the first send-family event (any member that
+ * moved bytes: send*, write*, sendfile, splice) on a connection after a
+ * receive on that connection.  Connections: the TCP sockets the target
+ * accepted (accept/accept4, seen at the kernel's inet_csk_accept), not
+ * those it connect()ed, so that a proxy's requests to its backends are no
+ * responses; and its unconnected datagram sockets, where each datagram
+ * received and then answered is one.  The send stream is unchanged: every
+ * send.  The stream id 3 is what satfeed_window_closed() receives for it.
+ */
+#define SATFEED_STREAM_RESP	3
+
+/*
+ * The service-time stream: one sample per response, the time from the
+ * return of the request's first receive on that connection (the first
+ * after the previous response) to the return of the response's first
+ * send, ns; in sf_service[slot].  Its windows' mean_ns and var_ns2 are the
+ * exact mean and variance of the service time over their samples (their
+ * rate_milli means nothing).  Stream id 4 for satfeed_window_closed().
+ */
+#define SATFEED_STREAM_SVC	4
+
+/*
+ * satfeed_svc_hist: sf_svc_hist[slot], every service time sample of the
+ * target since it was added, counted in log-linear buckets: 4 per power of
+ * two (each at most 25% wide), satfeed_svc_bucket() below.  A consumer
+ * takes the p99 of an interval from the difference of two reads: the
+ * bucket where the cumulative count reaches 99%, whose lower bound is
+ * satfeed_svc_bucket_lo().  satfeedctl resets it for the target's
+ * generation when it adds the target; the engine adds only to its own
+ * generation's, atomically.
+ */
+#define SATFEED_SVC_BUCKETS	128	/* the last one: 2^33 ns (8.6 s) and up */
+struct satfeed_svc_hist {
+	__u32 gen;		/* satfeed_target.gen it belongs to */
+	__u32 reserved;
+	__u64 count[SATFEED_SVC_BUCKETS]; /* samples per bucket */
+};
+
+/* floor(log2(v)) for v > 0, without a loop (BPF has no clz) */
+static inline __attribute__((always_inline)) __u32 satfeed_log2(__u64 v)
+{
+	__u32 r = 0;
+
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) r += 1;
+	return r;
+}
+
+/* The bucket of a service time of v ns: v itself below 4, else
+ * 4 * (e - 1) + the two bits after the leading one, e = floor(log2(v)) */
+static inline __attribute__((always_inline)) __u32 satfeed_svc_bucket(__u64 v)
+{
+	__u32 e, b;
+
+	if (v < 4)
+		return (__u32)v;
+	e = satfeed_log2(v);
+	b = 4 * (e - 1) + (__u32)((v >> (e - 2)) & 3);
+	return b < SATFEED_SVC_BUCKETS ? b : SATFEED_SVC_BUCKETS - 1;
+}
+
+/* The smallest service time (ns) bucket b holds. */
+static inline __attribute__((always_inline)) __u64 satfeed_svc_bucket_lo(__u32 b)
+{
+	if (b < 4)
+		return b;
+	return (__u64)(4 + b % 4) << (b / 4 - 1);
+}
 
 /*
  * Syscalls satfeed can count, as bit numbers of satfeed_target.sc_mask, in
@@ -233,6 +352,8 @@ struct satfeed_info {
 	__u64 load_mono_ns;	/* CLOCK_MONOTONIC at load, ns */
 	__u32 loader_pid;	/* pid of the loader that made this load */
 	__u32 reserved;
+	__u64 max_age_ns;	/* T, the age bound (SATFEED_MAX_AGE_NS_*) */
+	__u64 tick_ns;		/* T / 2: the age timer's period, ns */
 };
 
 /*
@@ -369,6 +490,9 @@ struct satfeed_rules_slot {
 #define SATFEED_SAT_WHY_CV2_RISE	(1U << 2) /* dispersion over baseline */
 #define SATFEED_SAT_WHY_WPS_NEAR	(1U << 3) /* wps_avg < wps_near */
 #define SATFEED_SAT_WHY_WPS_FULL	(1U << 4) /* wps_avg < wps_full */
+#define SATFEED_SAT_WHY_QUIET		(1U << 5) /* no send or receive for
+						   * max_age_ns: OK, and the
+						   * wps average restarts */
 /* Bits of satfeed_verdict.seen: which figures are set. */
 #define SATFEED_SAT_SEEN_SEND	(1U << SATFEED_STREAM_SEND)
 #define SATFEED_SAT_SEEN_RECV	(1U << SATFEED_STREAM_RECV)
@@ -403,6 +527,34 @@ struct satfeed_verdict {
 				 * each one */
 	__u64 poll_mark;	/* engine private: the poll stream's calls
 				 * when the previous send window closed */
+	/*
+	 * Written at each tick of the age timer (every satfeed_info.tick_ns),
+	 * over the interval since the previous tick (prev_tick_ns, tick_ns].
+	 * The waited time of a thread is the time it spent inside a wait of
+	 * the target in the interval, waits in progress at tick_ns included;
+	 * threads are the target's threads that waited in the interval (a
+	 * wait of theirs ended in it or is in progress at its end).
+	 */
+	__u64 tick_ns;		/* when the timer last evaluated it, 0: never;
+				 * older than 2 * max_age_ns: the engine is
+				 * not running */
+	__u64 prev_tick_ns;	/* the previous tick, 0: none */
+	__u64 quiet_ns;		/* since when no send or receive was counted
+				 * for max_age_ns, 0: active */
+	__u32 slack_permille;	/* floor(1000 * (waited - runq) / (interval
+				 * * threads)), the idle share with the
+				 * waits in progress, 0..1000; runq: of the
+				 * waited time, the time runnable but not
+				 * running (satfeed_window.runq_ns); 0 with
+				 * no thread */
+	__u32 wait_permille;	/* the same of waited, 0..1000 */
+	__u32 threads;		/* threads that waited in the interval */
+	__u32 tick_reserved;
+	__u64 waited_mark;	/* engine private: the poll stream's
+				 * wait_total_ns plus the waits in progress
+				 * at prev_tick_ns, ns */
+	__u64 runq_mark;	/* engine private: the same of run-queue
+				 * time */
 };
 
 /* Value of sf_pid_index and sf_cgrp_index: where a target's data lives. */
@@ -445,10 +597,14 @@ struct satfeed_window {
 	__u64 sumsq_hi;		/* sum of squared samples, high 64 bits */
 	__u64 mean_ns;		/* floor(sum_ns / N), ns */
 	__u64 var_ns2;		/* floor(exact population variance), ns^2 */
-	__u64 rate_milli;	/* floor(N * 10^12 / sum_ns): events per 1000 s;
+	__u64 rate_milli;	/* floor(n * 10^12 / sum_ns): events per 1000 s;
 				 * for send this is 1000 * RPS_obs; 0 for poll
 				 * and when sum_ns == 0 */
-	__u32 samples;		/* N */
+	__u32 samples;		/* n: N, or fewer for a window closed by age
+				 * (SATFEED_WIN_AGED), 0 for an empty one
+				 * (SATFEED_WIN_QUIET).  Every figure is over
+				 * these n samples: mean floor(sum / n),
+				 * variance floor((n * S2 - S1^2) / n^2) */
 	__u32 clamped;		/* samples clamped to sample_cap_ns */
 	/*
 	 * Normalized figures.  Span: end_ns - start_ns; for poll that is from
@@ -461,19 +617,31 @@ struct satfeed_window {
 				 * to exit, at most the (clamped) wait, ns;
 				 * 0 for send and recv, and on kernels
 				 * without CONFIG_SCHED_INFO */
-	__u32 wait_permille;	/* poll: floor(1000 * sum_ns / span), the
-				 * share of the span spent in waits, summed
-				 * over threads (above 1000 when several wait
-				 * at once); 0 for send/recv and span 0 */
+	__u32 wait_permille;	/* poll: floor(1000 * sum_ns / (span *
+				 * threads)), the share of the span the
+				 * threads that waited spent in waits, at
+				 * most 1000; 0 for send/recv and span 0.
+				 * A quiet window (SATFEED_WIN_QUIET) of the
+				 * poll stream carries the tick's figures
+				 * (satfeed_verdict: waits in progress
+				 * included) */
 	__u32 idle_permille;	/* poll: the same of sum_ns - runq_ns: waiting
 				 * for work, not for a CPU */
 	__u32 cv2_permille;	/* squared coefficient of variation, var /
 				 * mean^2, in permille: exactly
-				 * floor(1000 * (N * S2 - S1^2) / S1^2),
+				 * floor(1000 * (n * S2 - S1^2) / S1^2),
 				 * at most 0xffffffff; 0 when S1 == 0 */
+	__u32 flags;		/* SATFEED_WIN_* */
+	__u32 threads;		/* poll: distinct threads whose waits are
+				 * in it (a quiet window: the tick's); 0 for
+				 * send/recv */
 	__u32 reserved;
 	__u64 seq_end;		/* equals seq when the entry is consistent */
 };
+#define SATFEED_WIN_AGED	(1U << 0) /* closed by age, samples < N */
+#define SATFEED_WIN_QUIET	(1U << 1) /* empty: no event for max_age_ns
+					   * (start_ns: the last event,
+					   * end_ns: the tick) */
 
 /*
  * One stream of one target: sf_streams[slot * 3 + stream].  The lock guards
@@ -484,7 +652,9 @@ struct satfeed_stream {
 	struct bpf_spin_lock lock;
 	__u32 gen;		/* satfeed_target.gen this data belongs to */
 	__u64 published;	/* windows closed so far (seq of the newest) */
-	__u64 last_ns;		/* time of the last counted event, 0: none yet */
+	__u64 last_ns;		/* time of the last counted event, 0: none yet,
+				 * or a quiet window ended the chain of gaps
+				 * (its start_ns is the last event) */
 	__u64 calls;		/* counted calls (bytes moved / waits ended) */
 	__u64 pending;		/* samples in the in-progress window (< N) */
 	__u64 acc_start_ns;	/* in-progress window: time of first event */
@@ -493,6 +663,10 @@ struct satfeed_stream {
 	__u64 acc_sumsq_hi;	/* in-progress window: sum of squares, high */
 	__u64 acc_clamped;	/* in-progress window: clamped samples */
 	__u64 acc_runq_ns;	/* in-progress window: run-queue time (poll) */
+	__u64 acc_threads;	/* in-progress window: distinct threads (poll) */
+	__u64 wait_total_ns;	/* poll: sum of every counted wait (clamped),
+				 * since the target was added, ns */
+	__u64 runq_total_ns;	/* poll: the same of their run-queue time */
 	__u64 errors;		/* atomic: calls that failed, other than EAGAIN */
 	__u64 eagain;		/* atomic: calls that failed with EAGAIN */
 	__u64 zero_bytes;	/* atomic: calls that returned 0 (moved nothing) */
@@ -500,6 +674,26 @@ struct satfeed_stream {
 				 * family; sendfile, splice by output fd)
 				 * on non-sockets */
 	struct satfeed_window hist[SATFEED_HISTORY];
+};
+
+/*
+ * satfeed_age: sf_age[0], the engine's age timer (see
+ * SATFEED_MAX_AGE_NS_DEFAULT) and its scratch.  Engine private, pinned so
+ * that the timer lives as long as the engine: a consumer reads at most
+ * ticks and tick_ns, to see that the timer runs.  The engine arms it at
+ * the first process exit after its load (the loader makes one).
+ */
+struct satfeed_age {
+	struct bpf_timer timer;
+	__u64 ticks;		/* ticks so far */
+	__u64 tick_ns;		/* when the last one ran, 0: not armed */
+	__u32 armed;		/* the timer was started */
+	__u32 reserved;
+	/* the tick in progress, per slot: waits in progress (ns, run-queue
+	 * ns of them) and threads that waited */
+	__u64 inprog_ns[SATFEED_MAX_TARGETS];
+	__u64 inprog_runq_ns[SATFEED_MAX_TARGETS];
+	__u32 threads[SATFEED_MAX_TARGETS];
 };
 
 /*

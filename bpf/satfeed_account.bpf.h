@@ -69,6 +69,10 @@ static __always_inline struct satfeed_stream *sf_stream(__u32 slot,
 {
 	__u32 key = satfeed_stream_key(slot, stream);
 
+	if (stream == SATFEED_STREAM_RESP)
+		return bpf_map_lookup_elem(&sf_responses, &slot);
+	if (stream == SATFEED_STREAM_SVC)
+		return bpf_map_lookup_elem(&sf_service, &slot);
 	return bpf_map_lookup_elem(&sf_streams, &key);
 }
 
@@ -98,6 +102,7 @@ static __noinline void sf_verdict_update(__u32 slot, __u32 stream, __u32 gen,
 	struct satfeed_sat_event e = {
 		.stream = stream,
 		.shift = window_shift,
+		.samples = (w->flags & SATFEED_WIN_AGED) ? w->samples : 0,
 		.idle_permille = w->idle_permille,
 		.cv2_permille = w->cv2_permille,
 		.now = w->end_ns,
@@ -140,17 +145,30 @@ static __noinline void sf_verdict_update(__u32 slot, __u32 stream, __u32 gen,
 	bpf_spin_unlock(&v->lock);
 }
 
+/* A thread's mark for window seq of target (slot, gen): unique enough that
+ * a thread that waited in another target's window with the same number is
+ * counted again (seq < 2^40: 2048-sample windows for 70 years at 10^9/s) */
+static __always_inline __u64 sf_thread_mark(__u64 seq, __u32 slot, __u32 gen)
+{
+	return (seq & 0xffffffffffULL) | ((__u64)(slot & 0xff) << 40) |
+	       ((__u64)(gen & 0xffff) << 48);
+}
+
 /*
  * Account one event of a target's stream at time now.  gap: the sample is the
  * time since the stream's previous event (send/recv); otherwise it is the
  * given wait duration, of which runq was spent runnable, not running.
+ * mark (waits; NULL otherwise): the waiting thread's own word, which tells
+ * whether it was counted among the in-progress window's threads already.
+ * verdict: a closed window goes through the target's verdict (the send,
+ * recv and poll streams; a constant at each call site).
  * Events that race on two CPUs can reach the lock out of time order; such a
  * gap is 0 and the previous-event time never goes back, so the window sums
  * still telescope to last - first.
  */
 static __always_inline void sf_account(__u32 slot, __u32 stream, __u32 gen,
 				       __u64 now, bool gap, __u64 sample,
-				       __u64 runq)
+				       __u64 runq, __u64 *mark, bool verdict)
 {
 	struct satfeed_window closed;
 	struct satfeed_stream *s;
@@ -182,13 +200,20 @@ static __always_inline void sf_account(__u32 slot, __u32 stream, __u32 gen,
 			return;
 		}
 	} else {
+		__u64 m = sf_thread_mark(s->published + 1, slot, gen);
+
 		s->last_ns = now;
+		if (mark && *mark != m) {
+			*mark = m;
+			s->acc_threads++;
+		}
 	}
 	done = sf_window_add(s, sample, runq, now, window_shift,
 			     stream == SATFEED_STREAM_POLL, &closed);
 	bpf_spin_unlock(&s->lock);
 	if (done) {
-		sf_verdict_update(slot, stream, gen, &closed);
+		if (verdict)
+			sf_verdict_update(slot, stream, gen, &closed);
 		satfeed_window_closed(slot, stream, &closed);
 	}
 }

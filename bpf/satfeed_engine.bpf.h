@@ -62,6 +62,9 @@ struct sf_wait {
 	__u64 run_delay;	/* the thread's sched_info.run_delay at entry */
 	__u32 discover;		/* the target is in discovery */
 	__u32 reserved;
+	__u64 end_ns;		/* when its last counted wait ended */
+	__u64 mark;		/* sf_account(): counted among the threads of
+				 * this poll window (sf_thread_mark()) */
 };
 
 struct {
@@ -292,26 +295,36 @@ static __always_inline bool sf_find_target_of(struct satfeed_config *cfg,
 }
 
 /*
- * Is fd of task a socket?  Only asked for read/write family samples.  The fd
- * array holds struct file pointers; reading one through a struct whose first
- * member is a struct file * (kiocb.ki_filp) makes it a plain fault-safe load
- * instead of a bpf_probe_read_kernel() call.  Where a kernel moved ki_filp,
- * the CO-RE offset is not 0 and the helper is used instead.
+ * The file of fd of task, NULL when none; an untrusted pointer (read it
+ * through bpf_core_cast).  The fd array holds struct file pointers; reading
+ * one through a struct whose first member is a struct file *
+ * (kiocb.ki_filp) makes it a plain fault-safe load instead of a
+ * bpf_probe_read_kernel() call.  Where a kernel moved ki_filp, the CO-RE
+ * offset is not 0 and the helper is used instead.
  */
-static __always_inline bool sf_fd_is_socket(struct task_struct *task,
-					    unsigned int fd)
+static __always_inline struct file *sf_fd_file(struct task_struct *task,
+					       unsigned int fd)
 {
 	struct fdtable *fdt = task->files->fdt;
 	struct file **fds, *f = NULL;
-	umode_t mode;
 
 	if (fd >= fdt->max_fds)
-		return false;
+		return NULL;
 	fds = fdt->fd;
 	if (bpf_core_field_offset(struct kiocb, ki_filp) == 0)
 		f = bpf_core_cast(&fds[fd], struct kiocb)->ki_filp;
 	else if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]))
-		return false;
+		return NULL;
+	return f;
+}
+
+/* Is fd of task a socket?  Only asked for read/write family samples. */
+static __always_inline bool sf_fd_is_socket(struct task_struct *task,
+					    unsigned int fd)
+{
+	struct file *f = sf_fd_file(task, fd);
+	umode_t mode;
+
 	if (!f)
 		return false;
 	mode = bpf_core_cast(f, struct file)->f_inode->i_mode;
@@ -374,6 +387,8 @@ static __always_inline bool sf_compat_syscall(struct task_struct *task)
 #endif
 }
 
+#include "satfeed_resp.bpf.h"
+
 /*
  * The thread's total time runnable but not running (the scheduler's run
  * delay, CONFIG_SCHED_INFO, y in Debian's and this project's kernels): its
@@ -430,7 +445,7 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct satfeed_config *cfg = sf_config_get();
-	__u64 now, sample = 0, runq = 0;
+	__u64 now, sample = 0, runq = 0, *mark = NULL;
 	struct sf_hit hit;
 	bool gap = true;
 	__u32 stream;
@@ -450,6 +465,7 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 			return 0;
 		start = w->start_ns;
 		w->start_ns = 0;
+		mark = &w->mark;
 		if (w->discover) {
 			sf_discover_count(w->slot, w->gen, sc, ret, false,
 					  bpf_ktime_get_ns() - start);
@@ -460,6 +476,7 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 			return 0;
 		}
 		now = bpf_ktime_get_ns();
+		w->end_ns = now;
 		hit.slot = w->slot;
 		hit.gen = w->gen;
 		stream = SATFEED_STREAM_POLL;
@@ -499,10 +516,12 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 			return 0;
 		}
 		now = bpf_ktime_get_ns();
+		sf_response(task, sf_socket_fd(sc, regs), stream, &hit, now);
 	}
 	/* one call site, so that tp_btf's sf_sys_exit, which serves every
 	 * family, holds one copy of the window code, not two */
-	sf_account(hit.slot, stream, hit.gen, now, gap, sample, runq);
+	sf_account(hit.slot, stream, hit.gen, now, gap, sample, runq, mark,
+		   true);
 	return 0;
 }
 

@@ -41,4 +41,25 @@ struct {
 	__type(value, struct satfeed_verdict);
 } sf_verdict SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SATFEED_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct satfeed_stream);
+} sf_responses SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SATFEED_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct satfeed_stream);
+} sf_service SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SATFEED_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct satfeed_svc_hist);
+} sf_svc_hist SEC(".maps");
+
 #endif /* __SATFEED_MAPS_BPF_H */

@@ -139,6 +139,10 @@
 /* tp_btf mode: the sc_index value of io_uring_enter (not a table entry):
  * like a syscall's, its sc_mask bit + 1 */
 #define SATFEED_SC_INDEX_URING_ENTER	(SATFEED_SC_URING_BIT(WAIT) + 1)
+/* tp_btf mode: the sc_index value of accept and accept4, above every
+ * other (the connections a target accepts: bpf/satfeed_resp.bpf.h); fentry
+ * mode sees them at inet_csk_accept (sf_accept) instead */
+#define SATFEED_SC_INDEX_ACCEPT		(SATFEED_SC_INDEX_URING_ENTER + 1)
 
 /*
  * The engine's other programs, pinned under their names too: the tp_btf
@@ -149,6 +153,7 @@
  */
 #define SATFEED_OTHER_PROG_NAMES \
 	"sf_sys_enter", "sf_sys_exit", "sf_proc_exit", "sf_cgroup_rmdir", \
+	"sf_accept", \
 	"sf_sys_enter_u", "sf_sys_exit_u", SATFEED_URING_PROG_NAMES
 
 #if !defined(__bpf__) && !defined(__KERNEL__)

@@ -156,7 +156,8 @@ static __always_inline void sf_uring_event(__u32 slot, __u32 gen,
 		sf_count(slot, stream, gen, res);
 		return;
 	}
-	sf_account(slot, stream, gen, bpf_ktime_get_ns(), true, 0, 0);
+	sf_account(slot, stream, gen, bpf_ktime_get_ns(), true, 0, 0, NULL,
+		   true);
 }
 
 /* A multishot receive ended: its entry goes, and with the last one the

@@ -140,27 +140,47 @@ static __always_inline __u32 sf_div128_u32(__u64 xh, __u64 xl, __u64 yh,
 }
 
 /*
- * Every figure of a closed window w from its sums, end_ns, start_ns and
- * runq_ns: mean_ns, var_ns2 and rate_milli (sf_window_stats), cv2_permille,
- * and for the poll stream (slack) wait_permille and idle_permille; see
- * satfeed.h.  runq_ns above sum_ns cannot happen (each wait's run delay is
- * clamped to the wait), and would read as no idle time.
+ * floor(x / n) for 128-bit x = xh:xl and 0 < n < 2^32: long division in
+ * base 2^32, each step a 64-bit division of (remainder << 32 | limb), which
+ * stays below n * 2^32 <= 2^64.
  */
-static __always_inline void sf_window_figures(struct satfeed_window *w,
-					      __u32 shift, bool slack)
+static __always_inline void sf_div128_by32(__u64 xh, __u64 xl, __u64 n,
+					   __u64 *qh, __u64 *ql)
 {
-	__u64 s_lo, s_hi, d_lo, d_hi, m_lo, m_hi, span, idle, sum = w->sum_ns;
+	__u64 cur, q3, q2, q1, q0, r;
 
-	w->mean_ns = sum >> (shift & 31);
-	w->rate_milli = sum ? (SF_NSEC_PER_KSEC << (shift & 31)) / sum : 0;
-	sf_window_moments(sum, w->sumsq_lo, w->sumsq_hi, shift, &s_lo, &s_hi,
-			  &d_lo, &d_hi);
-	w->var_ns2 = sf_window_var(d_lo, d_hi, shift);
+	cur = xh >> 32;
+	q3 = cur / n;
+	r = cur - q3 * n;
+	cur = (r << 32) | (xh & 0xffffffffULL);
+	q2 = cur / n;
+	r = cur - q2 * n;
+	cur = (r << 32) | (xl >> 32);
+	q1 = cur / n;
+	r = cur - q1 * n;
+	cur = (r << 32) | (xl & 0xffffffffULL);
+	q0 = cur / n;
+	*qh = (q3 << 32) | q2;
+	*ql = (q1 << 32) | q0;
+}
+
+/*
+ * The normalized figures of w from its moments s = S1^2 and d = n * S2 -
+ * S1^2: cv2_permille, and for the poll stream (slack) wait_permille and
+ * idle_permille over the window's span and its threads (w->threads; 0
+ * counts as 1), each at most 1000.
+ */
+static __always_inline void sf_window_norm(struct satfeed_window *w,
+					   __u64 s_lo, __u64 s_hi, __u64 d_lo,
+					   __u64 d_hi, bool slack)
+{
+	__u64 m_lo, m_hi, span, idle, den;
+
 	w->cv2_permille = 0;
 	w->wait_permille = 0;
 	w->idle_permille = 0;
-	if (sum) {
-		/* m = 1000 * d: d < 2^96, so the high half is d_hi * 1000
+	if (w->sum_ns) {
+		/* m = 1000 * d: d < 2^97, so the high half is d_hi * 1000
 		 * plus the carry out of d_lo * 1000 */
 		m_lo = d_lo * 1000;
 		m_hi = d_hi * 1000 + (((d_lo >> 32) * 1000 +
@@ -173,11 +193,61 @@ static __always_inline void sf_window_figures(struct satfeed_window *w,
 	span = w->end_ns - w->start_ns;
 	if (!span || w->end_ns < w->start_ns)
 		return;
+	/* span < 2^63 ns and threads < 2^16 in any real window; a product
+	 * that would overflow reads as no share rather than a wrong one */
+	den = span * (w->threads ? w->threads : 1);
+	if (w->threads && den / w->threads != span)
+		return;
 	idle = w->runq_ns <= w->sum_ns ? w->sum_ns - w->runq_ns : 0;
-	m_lo = w->sum_ns * 1000 / span;
-	w->wait_permille = m_lo > SF_U32_MAX ? SF_U32_MAX : m_lo;
-	m_lo = idle * 1000 / span;
-	w->idle_permille = m_lo > SF_U32_MAX ? SF_U32_MAX : m_lo;
+	m_lo = w->sum_ns * 1000 / den;
+	w->wait_permille = m_lo > 1000 ? 1000 : m_lo;
+	m_lo = idle * 1000 / den;
+	w->idle_permille = m_lo > 1000 ? 1000 : m_lo;
+}
+
+/*
+ * Every figure of a closed window w of 2^shift samples from its sums,
+ * end_ns, start_ns, runq_ns and threads: mean_ns, var_ns2 and rate_milli
+ * (sf_window_stats), cv2_permille, and for the poll stream (slack)
+ * wait_permille and idle_permille; see satfeed.h.  runq_ns above sum_ns
+ * cannot happen (each wait's run delay is clamped to the wait), and would
+ * read as no idle time.
+ */
+static __always_inline void sf_window_figures(struct satfeed_window *w,
+					      __u32 shift, bool slack)
+{
+	__u64 s_lo, s_hi, d_lo, d_hi, sum = w->sum_ns;
+
+	w->mean_ns = sum >> (shift & 31);
+	w->rate_milli = sum ? (SF_NSEC_PER_KSEC << (shift & 31)) / sum : 0;
+	sf_window_moments(sum, w->sumsq_lo, w->sumsq_hi, shift, &s_lo, &s_hi,
+			  &d_lo, &d_hi);
+	w->var_ns2 = sf_window_var(d_lo, d_hi, shift);
+	sf_window_norm(w, s_lo, s_hi, d_lo, d_hi, slack);
+}
+
+/*
+ * The same for a window of any n samples, 1 <= n <= 2^16 (closed by age):
+ * mean floor(S1 / n), rate floor(n * 10^12 / S1), variance floor((n * S2 -
+ * S1^2) / n^2) = floor(floor(d / n) / n), exact like the power-of-two case.
+ * n * S2 < 2^16 * 2^80: three 64-bit products.
+ */
+static __always_inline void sf_window_figures_n(struct satfeed_window *w,
+						__u64 n, bool slack)
+{
+	__u64 s_lo, s_hi, d_lo, d_hi, n_lo, n_hi, q_hi, q_lo, sum = w->sum_ns;
+
+	w->mean_ns = sum / n;
+	w->rate_milli = sum ? SF_NSEC_PER_KSEC * n / sum : 0;
+	sf_mul_64x64(w->sumsq_lo, n, &n_lo, &n_hi);
+	n_hi += w->sumsq_hi * n;
+	sf_mul_64x64(sum, sum, &s_lo, &s_hi);
+	d_lo = n_lo - s_lo;
+	d_hi = n_hi - s_hi - (n_lo < s_lo);
+	sf_div128_by32(d_hi, d_lo, n, &q_hi, &q_lo);
+	sf_div128_by32(q_hi, q_lo, n, &q_hi, &q_lo);
+	w->var_ns2 = q_lo;
+	sf_window_norm(w, s_lo, s_hi, d_lo, d_hi, slack);
 }
 
 /*
@@ -194,33 +264,19 @@ static __always_inline void sf_store_fenced(__u64 *p, __u64 v)
 }
 
 /*
- * Close the in-progress window of s: publish it as hist entry number
- * published + 1 and start an empty one.  Caller holds s->lock, which is all
- * a reader under the lock needs.  For lockless readers the entry is written
- * seq_end first and seq last (see struct satfeed_window), each store fenced,
- * so on weakly ordered CPUs too no store of the window's fields becomes
- * visible before seq_end or after seq.  Two exchanges per window (every
- * 2^shift samples) are the whole cost.
+ * Publish out, whose figures are set, as hist entry number published + 1
+ * and start an empty window.  Caller holds s->lock, which is all a reader
+ * under the lock needs.  For lockless readers the entry is written seq_end
+ * first and seq last (see struct satfeed_window), each store fenced, so on
+ * weakly ordered CPUs too no store of the window's fields becomes visible
+ * before seq_end or after seq.  Two exchanges per window are the whole
+ * cost.
  */
-static __always_inline void sf_window_close(struct satfeed_stream *s,
-					    __u64 now, __u32 shift, bool slack,
-					    struct satfeed_window *out)
+static __always_inline void sf_window_publish(struct satfeed_stream *s,
+					      const struct satfeed_window *out)
 {
-	__u64 seq = s->published + 1;
+	__u64 seq = out->seq;
 	struct satfeed_window *w = &s->hist[satfeed_hist_index(seq)];
-
-	out->seq = seq;
-	out->seq_end = seq;
-	out->start_ns = s->acc_start_ns;
-	out->end_ns = now;
-	out->sum_ns = s->acc_sum_ns;
-	out->sumsq_lo = s->acc_sumsq_lo;
-	out->sumsq_hi = s->acc_sumsq_hi;
-	out->samples = 1U << shift;
-	out->clamped = (__u32)s->acc_clamped;
-	out->runq_ns = s->acc_runq_ns;
-	out->reserved = 0;
-	sf_window_figures(out, shift, slack);
 
 	sf_store_fenced(&w->seq_end, seq);
 	w->start_ns = out->start_ns;
@@ -237,6 +293,8 @@ static __always_inline void sf_window_close(struct satfeed_stream *s,
 	w->wait_permille = out->wait_permille;
 	w->idle_permille = out->idle_permille;
 	w->cv2_permille = out->cv2_permille;
+	w->flags = out->flags;
+	w->threads = out->threads;
 	w->reserved = 0;
 	sf_store_fenced(&w->seq, seq);
 
@@ -247,6 +305,70 @@ static __always_inline void sf_window_close(struct satfeed_stream *s,
 	s->acc_sumsq_hi = 0;
 	s->acc_clamped = 0;
 	s->acc_runq_ns = 0;
+	s->acc_threads = 0;
+}
+
+/*
+ * Close the in-progress window of s at now into *out and publish it: with
+ * aged false it holds 2^shift samples (shifts only); with aged true the
+ * pending ones, 1 <= pending <= 2^16 (the age timer's close,
+ * SATFEED_WIN_AGED).  Caller holds s->lock.
+ */
+static __always_inline void sf_window_close(struct satfeed_stream *s,
+					    __u64 now, __u32 shift, bool slack,
+					    bool aged,
+					    struct satfeed_window *out)
+{
+	__u64 seq = s->published + 1;
+
+	out->seq = seq;
+	out->seq_end = seq;
+	out->start_ns = s->acc_start_ns;
+	out->end_ns = now;
+	out->sum_ns = s->acc_sum_ns;
+	out->sumsq_lo = s->acc_sumsq_lo;
+	out->sumsq_hi = s->acc_sumsq_hi;
+	out->clamped = (__u32)s->acc_clamped;
+	out->runq_ns = s->acc_runq_ns;
+	out->threads = slack ? (__u32)s->acc_threads : 0;
+	out->reserved = 0;
+	if (aged) {
+		out->samples = (__u32)s->pending;
+		out->flags = SATFEED_WIN_AGED;
+		sf_window_figures_n(out, s->pending & 0x1ffff, slack);
+	} else {
+		out->samples = 1U << shift;
+		out->flags = 0;
+		sf_window_figures(out, shift, slack);
+	}
+	sf_window_publish(s, out);
+}
+
+/*
+ * Publish an empty window (SATFEED_WIN_QUIET) from the stream's last event
+ * to now, and end its chain of gaps: the next event is no sample.  Its
+ * wait and idle shares, threads: the caller's (the poll stream's, from the
+ * waits in progress).  Caller holds s->lock and saw no sample pending.
+ */
+static __always_inline void sf_window_quiet(struct satfeed_stream *s,
+					    __u64 now, __u32 wait_permille,
+					    __u32 idle_permille,
+					    __u32 threads,
+					    struct satfeed_window *out)
+{
+	__u64 seq = s->published + 1;
+
+	__builtin_memset(out, 0, sizeof(*out));
+	out->seq = seq;
+	out->seq_end = seq;
+	out->start_ns = s->last_ns;
+	out->end_ns = now;
+	out->flags = SATFEED_WIN_QUIET;
+	out->wait_permille = wait_permille;
+	out->idle_permille = idle_permille;
+	out->threads = threads;
+	sf_window_publish(s, out);
+	s->last_ns = 0;
 }
 
 /*
@@ -269,15 +391,20 @@ static __always_inline int sf_window_add(struct satfeed_stream *s,
 		sample = SATFEED_SAMPLE_CAP_NS;
 		s->acc_clamped++;
 	}
-	s->acc_runq_ns += runq < sample ? runq : sample;
+	runq = runq < sample ? runq : sample;
+	s->acc_runq_ns += runq;
 	s->acc_sum_ns += sample;
+	if (slack) {
+		s->wait_total_ns += sample;
+		s->runq_total_ns += runq;
+	}
 	sq = sample * sample;
 	lo = s->acc_sumsq_lo + sq;
 	s->acc_sumsq_hi += lo < sq;
 	s->acc_sumsq_lo = lo;
 	if (++s->pending < (1ULL << shift))
 		return 0;
-	sf_window_close(s, now, shift, slack, out);
+	sf_window_close(s, now, shift, slack, false, out);
 	return 1;
 }
 

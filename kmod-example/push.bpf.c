@@ -30,11 +30,16 @@ char LICENSE[] SEC("license") = "GPL";
 extern int satfeed_consumer_push(__u32 slot, __u32 stream,
 				 struct satfeed_window *w) __ksym;
 
-/* Replaces satfeed_window_closed(): same prototype, same return value. */
+/*
+ * Replaces satfeed_window_closed(): same prototype, same return value.  The
+ * module takes the three streams of sf_streams; since ABI 4 the engine also
+ * closes the response and service-time windows (streams 3 and 4) through
+ * this hook, and they are not the module's to take.
+ */
 SEC("freplace/satfeed_window_closed")
 int sfc_push_freplace(__u32 slot, __u32 stream, struct satfeed_window *w)
 {
-	if (w)
+	if (w && stream < SATFEED_NR_STREAMS)
 		satfeed_consumer_push(slot, stream, w);
 	return 0;
 }
@@ -54,7 +59,8 @@ int sfc_push_fentry(__u64 *ctx)
 
 	if (bpf_get_func_arg(ctx, 0, &slot) ||
 	    bpf_get_func_arg(ctx, 1, &stream) ||
-	    bpf_get_func_arg(ctx, 2, &w) || !w)
+	    bpf_get_func_arg(ctx, 2, &w) || !w ||
+	    stream >= SATFEED_NR_STREAMS)
 		return 0;
 	if (bpf_probe_read_kernel(&copy, sizeof(copy), (void *)w))
 		return 0;

@@ -42,8 +42,8 @@ int engine_start(__u32 mode, bool understudies,
 			 strerror(-err));
 		return err;
 	}
-	err = sf_engine_configure(skel, env.window_shift, understudies, why,
-				  len);
+	err = sf_engine_configure(skel, env.window_shift, env.max_age_ns,
+				  understudies, why, len);
 	if (err)
 		goto destroy;
 	err = sf_engine_select(skel->obj, mode, understudies, why, len);
@@ -61,6 +61,9 @@ int engine_start(__u32 mode, bool understudies,
 		goto destroy;
 	}
 	err = sf_engine_attach(skel->skeleton, mode, why, len);
+	if (err)
+		goto destroy;
+	err = sf_engine_start_age(skel->maps.sf_age, why, len);
 	if (err)
 		goto destroy;
 	*out = skel;
@@ -81,6 +84,8 @@ int write_info(struct satfeed_bpf *skel, __u32 mode)
 		.max_targets = SATFEED_MAX_TARGETS,
 		.sample_cap_ns = SATFEED_SAMPLE_CAP_NS,
 		.loader_pid = getpid(),
+		.max_age_ns = env.max_age_ns,
+		.tick_ns = env.max_age_ns / 2,
 	};
 	struct timespec ts;
 	__u32 zero = 0;

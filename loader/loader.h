@@ -29,6 +29,7 @@ struct loader_env {
 	__u32 attach;		/* SATFEED_ATTACH_NONE: auto */
 	enum sf_understudy_choice understudy;
 	__u32 window_shift;
+	__u64 max_age_ns;
 	const char *command;
 };
 

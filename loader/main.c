@@ -29,6 +29,7 @@
 struct loader_env env = {
 	.root = SATFEED_DEFAULT_ROOT,
 	.window_shift = SATFEED_WINDOW_SHIFT,
+	.max_age_ns = SATFEED_MAX_AGE_NS_DEFAULT,
 };
 
 static const char doc[] =
@@ -102,6 +103,10 @@ static const struct argp_option opts[] = {
 	{ "window", 'w', "N", 0,
 	  "samples per window, a power of two from 2 to 65536 (default 2048)",
 	  0 },
+	{ "max-age", 'm', "MS", 0,
+	  "the age bound T in milliseconds, 20 to 4294 (default 1000): a "
+	  "window closes when it is T/2 old, a target without traffic for T "
+	  "reads quiet", 0 },
 	{ "replace", 'r', NULL, 0,
 	  "load: replace an existing load, carrying its active targets over "
 	  "(their windows start afresh)", 0 },
@@ -169,6 +174,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			return bad("--window must be a power of two from 2 to 65536, not '%s'",
 				   arg);
 		env.window_shift = __builtin_ctzl(n);
+		break;
+	case 'm':
+		errno = 0;
+		n = strtoul(arg, &end, 10);
+		if (errno || *end || !*arg ||
+		    n < SATFEED_MAX_AGE_NS_MIN / 1000000 ||
+		    n > SATFEED_MAX_AGE_NS_MAX / 1000000)
+			return bad("--max-age must be a number of milliseconds from 20 to 4294, not '%s'",
+				   arg);
+		env.max_age_ns = n * 1000000ULL;
 		break;
 	case 'r':
 		env.replace = true;

@@ -56,6 +56,7 @@ suites=(
 	"bash tests/e2e/test_faults.sh"
 	"bash tests/e2e/test_e2e.sh"
 	"bash tests/e2e/test_uring.sh"
+	"bash tests/e2e/test_signal.sh"
 	"bash tests/bench/bench.sh --quick"
 	"bash tests/bench/bench_paper.sh --quick"
 	"bash tests/validate/validate.sh --quick"

@@ -68,12 +68,18 @@ for t in show["targets"]:
             h = b["hist"][(x["seq"] - 1) % H]
             ww = "%s window %d" % (w, x["seq"])
             for f in ("seq", "start_ns", "end_ns", "sum_ns", "mean_ns",
-                      "var_ns2", "clamped"):
+                      "var_ns2", "clamped", "samples", "flags"):
                 check(ww + " " + f, x[f], h[f])
             check(ww + " rate*1000 == rate_milli", int(x["rate"] * 1000), h["rate_milli"])
             check(ww + " seq_end == seq (consistent)", h["seq_end"], h["seq"])
-            check(ww + " samples", h["samples"], N)
-            check(ww + " mean_ns == sum_ns // N", h["mean_ns"], h["sum_ns"] // N)
+            # N samples, fewer when the age timer closed it (flags 1), none
+            # in a quiet window (flags 2)
+            n_w = {0: N, 2: 0}.get(h["flags"], h["samples"])
+            check(ww + " samples", h["samples"], n_w)
+            check(ww + " 0 < samples <= N when aged",
+                  h["flags"] != 1 or 0 < h["samples"] <= N, True)
+            check(ww + " mean_ns == sum_ns // samples", h["mean_ns"],
+                  h["sum_ns"] // n_w if n_w else 0)
             closed += 1
             per_stream[name] = per_stream.get(name, 0) + 1
 print("windows", closed)

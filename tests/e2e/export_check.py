@@ -250,7 +250,8 @@ FIGURES = {
     "recv_cv2": "satfeed_recv_dispersion_ratio",
     "wps": "satfeed_waits_per_send",
 }
-REASONS = ("wps_full", "wps_near", "idle_full", "idle_near", "cv2_rise")
+REASONS = ("wps_full", "wps_near", "idle_full", "idle_near", "cv2_rise",
+           "quiet")
 LEVELS = {"unknown": 0, "ok": 1, "near": 2, "full": 3}
 
 

@@ -146,7 +146,10 @@ ASSERT_NO_PROGS "after --window 4096 cycle"
 
 ######################################################################
 sf_log "--- loaded ---"
-ASSERT_OK "load" "$LOADER" load
+# the longest age bound (T = 4294 ms): the traffic below and the reads of
+# its window in progress happen well within T/2, before the age timer
+# closes it (the WPS check waits for that on purpose)
+ASSERT_OK "load --max-age 4294" "$LOADER" --max-age 4294 load
 snapshot_now loaded
 ASSERT_NE "load pinned something" "$(cat "$SF_TMP/snap.unloaded")" "$(cat "$SNAP")"
 for pin in sf_info sf_config sf_targets sf_streams sf_pid_index sf_cgrp_index progs links; do
@@ -352,15 +355,35 @@ ASSERT_MATCH "watch: poll: the idle share" "^  poll +[0-9]+ idle [0-9]+\.[0-9]%"
 ASSERT_EQ "watch: every line fits 80 columns" "" \
 	"$(printf '%s\n' "$OUT" | awk 'length($0) > 80')"
 
-# WPS: the verdict's smoothed waits per 1000 sends, once a send window
-# closed after waits (the 300 epoll above): 1000 * waits / 2048, its first
-ASSERT_TRUE "traffic: sendto 2048 (the second send window closes)" sf_traffic sendto 2048
-ASSERT_OK "show after a send window with waits" "$CTL" show --pid "$T"
+# WPS: the verdict's waits per 1000 sends, once a send window closed after
+# waits (the 300 epoll above, which ended while the 651 were pending: the
+# check above).  ABI 4: the age timer closes those 651 as an aged window
+# (T/2 after its first sample, samples 651) and T after the last send the
+# target is quiet: wps_permille stays 1000 * waits / 651 (its own samples),
+# the average restarts at 1000 and the verdict is ok with why quiet.  Wait
+# for quiet (at most 1.5 T) so that nothing moves while it is read.
+MAX_AGE_MS=$(( $(jget "$(ctl_json)" 'j["max_age_ns"]') / 1000000 ))
+quiet_json() {
+	local i
+	for i in $(seq 1 $((MAX_AGE_MS * 3 / 50 + 20))); do
+		J=$("$CTL" show --json --pid "$T") || return 1
+		[ "$(jget "$J" 'j["targets"][0]["saturation"]["why"]')" = 32 ] &&
+			return 0
+		sleep 0.05
+	done
+	return 1
+}
+ASSERT_TRUE "quiet within 1.5 T (T = $MAX_AGE_MS ms) after the last send" quiet_json
+ASSERT_EQ "send: the 651 closed as an aged window (flags 1), then a quiet one (flags 2, 0 samples)" \
+	"2 651 1 3 0 2" \
+	"$(jget "$J" '" ".join("%d %d %d" % (w["seq"], w["samples"], w["flags"]) for w in j["targets"][0]["send"]["windows"] if w["seq"] >= 2)')"
+ASSERT_EQ "show --json: wps is 1000 * waits / 651 (the aged window's own samples)" \
+	"$(jget "$J" '1000 * j["targets"][0]["poll"]["calls"] // 651')" \
+	"$(jget "$J" 'j["targets"][0]["saturation"]["wps_permille"]')"
+ASSERT_EQ "show --json: quiet: wps_avg restarts at 1000, state ok" "1000 ok" \
+	"$(jget "$J" '"%d %s" % (j["targets"][0]["saturation"]["wps_avg_permille"], j["targets"][0]["saturation"]["state"])')"
+ASSERT_OK "show when quiet" "$CTL" show --pid "$T"
 ROW=$(printf '%s\n' "$OUT" | grep "^pid $T ")
-J=$("$CTL" show --json --pid "$T")
-ASSERT_EQ "show --json: wps_avg is 1000 * waits / 2048 (the first known)" \
-	"$(jget "$J" '1000 * j["targets"][0]["poll"]["calls"] // 2048')" \
-	"$(jget "$J" 'j["targets"][0]["saturation"]["wps_avg_permille"]')"
 ASSERT_MATCH "show: WPS is the verdict's wps_avg, after its state" \
 	"^pid $T python3 +$(jget "$J" '"%s +%d" % (j["targets"][0]["saturation"]["state"], j["targets"][0]["saturation"]["wps_avg_permille"])') " \
 	"$ROW"

@@ -58,12 +58,27 @@ sf_log "--- bpftool map dump equals satfeedctl show --json ---"
 
 # bpftool_equality LABEL: dump the maps, compare with show --json.
 # show --json says when it read (the clocks, the skip counts' read times)
-# and what the figures are worth at that moment (their age, the partial
-# window's time to close, closed or partial): two reads differ there
+# and what the figures are worth at that moment (their age_ns: now minus
+# a time that is compared, the partial window's time to close, closed or
+# partial): two reads differ there
 READ_TIMES='s/"read_begin_ns":[0-9]+,"read_end_ns":[0-9]+//; s/"(time_ns|now_ns)":[0-9]+,//g; s/"figures":\{[^}]*\},//g; s/"age_ns":[0-9]+/"age_ns":-/g'
 
+# ABI 4: after the load the age timer closes the partial windows (aged)
+# and, T after the last event, publishes a quiet window of each stream and
+# the quiet verdict (at most 1.5 T).  Only then does nothing move: wait for
+# it (T = show --json's max_age_ns).
+all_quiet() {
+	sf_json_get "$("$CTL" show --json --pid "$SRV")" '"yes" if j["targets"][0]["saturation"]["why"] == 32 and all(j["targets"][0][s]["windows"][-1]["flags"] == 2 and j["targets"][0][s]["pending"] == 0 for s in ("send", "recv", "poll")) else "no"'
+}
 bpftool_equality() {
-	local L=$1
+	local L=$1 T_MS QUIET=no i
+	T_MS=$(( $(sf_json_get "$("$CTL" show --json)" 'j["max_age_ns"]') / 1000000 ))
+	for i in $(seq 1 $((T_MS * 3 / 50 + 20))); do
+		QUIET=$(all_quiet)
+		[ "$QUIET" = yes ] && break
+		sleep 0.05
+	done
+	ASSERT_EQ "$L: quiet within 1.5 T (T = $T_MS ms): verdict why quiet, every stream's newest window quiet" yes "$QUIET"
 	ASSERT_OK "$L: show --json" "$CTL" show --json --pid "$SRV"
 	echo "$OUT" >"$SF_TMP/show.json"
 	ASSERT_TRUE "$L: bpftool map dump -j sf_streams" sh -c "bpftool map dump -j pinned $SF_PIN_ROOT/sf_streams > $SF_TMP/streams.json"
@@ -94,7 +109,6 @@ bpftool_equality() {
 }
 
 ASSERT_OK "sfload 4000 req/s for 4 s" "$SFLOAD" --rate 4000 --duration 4 --json --no-progress "127.0.0.1:$PORT"
-sleep 0.3   # replies drained: the server now sits in epoll_wait, nothing moves
 bpftool_equality "after 4000 req/s"
 
 ######################################################################

@@ -372,9 +372,11 @@ TFP=$EXP_PID
 ASSERT_EQ "satfeed.prom written at start" yes "$([ -s "$TF/satfeed.prom" ] && echo yes || echo no)"
 ASSERT_TRUE "promtool accepts satfeed.prom" sh -c "promtool check metrics <'$TF/satfeed.prom'"
 M1=$(stat -c %y "$TF/satfeed.prom")
-# read it over and over while it is rewritten: every read is a whole file
+# read it over and over while it is rewritten: every read is a whole file,
+# and no series goes away (ABI 4: the age timer closes windows of the idle
+# targets, so a figure can appear between two rewrites: textfile_reads.py)
 sf_run python3 "$SF_REPO/tests/e2e/textfile_reads.py" "$TF/satfeed.prom"
-ASSERT_MATCH "read while rewritten: never torn, always the same lines" '^[0-9]+ reads, 1 line count\(s\)$' "$OUT$ERR"
+ASSERT_MATCH "read while rewritten: never torn, no series dropped" '^[0-9]+ reads, [0-9]+ line count\(s\), no series dropped$' "$OUT$ERR"
 ASSERT_NE "rewritten every --interval" "$M1" "$(stat -c %y "$TF/satfeed.prom")"
 ASSERT_EQ "no temporary file left beside it" "satfeed.prom" "$(ls -A "$TF")"
 ASSERT_EQ "world-readable" 644 "$(stat -c %a "$TF/satfeed.prom")"

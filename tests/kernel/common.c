@@ -7,6 +7,8 @@
  */
 #include "test_kernel.h"
 
+__u64 test_max_age_ns;
+
 /* The engine opened with the loader's settings (sf_engine_configure). */
 static struct satfeed_bpf *open_configured(__u32 shift, bool understudies)
 {
@@ -15,8 +17,9 @@ static struct satfeed_bpf *open_configured(__u32 shift, bool understudies)
 
 	if (!ASSERT_TRUE(skel, "open: %s", strerror(errno)))
 		return NULL;
-	if (!ASSERT_OK(sf_engine_configure(skel, shift, understudies, why,
-					   sizeof(why)), why)) {
+	if (!ASSERT_OK(sf_engine_configure(skel, shift, test_max_age_ns,
+					   understudies, why, sizeof(why)),
+		       why)) {
 		satfeed_bpf__destroy(skel);
 		return NULL;
 	}
@@ -90,6 +93,9 @@ struct satfeed_bpf *start_engine_mode(__u32 shift, __u32 mode,
 	if (!ASSERT_OK(err, "load"))
 		goto destroy;
 	err = sf_engine_attach(skel->skeleton, mode, why, sizeof(why));
+	if (!ASSERT_OK(err, why))
+		goto destroy;
+	err = sf_engine_start_age(skel->maps.sf_age, why, sizeof(why));
 	if (!ASSERT_OK(err, why))
 		goto destroy;
 	return skel;

@@ -33,6 +33,18 @@ static bool window_whole(const struct satfeed_window *w, __u32 shift)
 
 	if (w->seq != w->seq_end)
 		return false;
+	if (w->flags & SATFEED_WIN_QUIET)	/* the age timer's: empty */
+		return w->samples == 0 && w->sum_ns == 0;
+	if (w->flags & SATFEED_WIN_AGED) {	/* closed by age: fewer */
+		struct satfeed_window x = *w;
+
+		if (!w->samples || w->samples >= 1U << shift)
+			return false;
+		sf_window_figures_n(&x, w->samples, false);
+		return x.mean_ns == w->mean_ns && x.var_ns2 == w->var_ns2 &&
+		       x.rate_milli == w->rate_milli &&
+		       w->end_ns - w->start_ns == w->sum_ns;
+	}
 	sf_window_stats(w->sum_ns, w->sumsq_lo, w->sumsq_hi, shift, &mean,
 			&var, &rate);
 	/* gaps telescope: a window spans exactly the sum of its gaps */

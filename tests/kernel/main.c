@@ -12,6 +12,10 @@
  *  uring.c         io_uring operations and waits, counted exactly
  *  send_members.c  sendfile and splice by output fd, in each attach mode;
  *                  the per-syscall counts of a target in discovery
+ *  age.c           the age bound: old windows close, quiet targets read
+ *                  quiet and idle, waits in progress count as slack
+ *  responses.c     the response stream: one per answered request, however
+ *                  many sends; a proxy's backend side does not count
  * common.c holds the setup they share.
  *
  * Uses the skeleton directly and pins nothing; its maps are read and
@@ -58,5 +62,7 @@ int main(int argc, char **argv)
 	test_proc_exit();
 	test_uring();
 	test_send_members();
+	test_age();
+	test_responses();
 	return sf_test_summary("test_kernel");
 }

@@ -59,6 +59,8 @@ static __u64 closed_runq(const struct sf_pins *p, int slot, __u64 *waits)
 		const struct satfeed_window *w;
 		__u64 span;
 
+		unsigned __int128 share;
+
 		w = satfeed_window_by_seq(&st, seq);
 		span = w->end_ns - w->start_ns;
 
@@ -69,9 +71,11 @@ static __u64 closed_runq(const struct sf_pins *p, int slot, __u64 *waits)
 			    (unsigned long long)seq,
 			    (unsigned long long)w->runq_ns,
 			    (unsigned long long)w->sum_ns);
-		ASSERT_EQ(w->idle_permille,
-			  (__u64)((unsigned __int128)(w->sum_ns - w->runq_ns) *
-				  1000 / span), "idle share of real waits");
+		/* normalized to the window's threads, at most 1000 */
+		share = (unsigned __int128)(w->sum_ns - w->runq_ns) * 1000 /
+			((unsigned __int128)span * (w->threads ?: 1));
+		ASSERT_EQ(w->idle_permille, share > 1000 ? 1000 : share,
+			  "idle share of real waits");
 		ASSERT_TRUE(w->idle_permille <= w->wait_permille,
 			    "idle share %u above wait share %u",
 			    w->idle_permille, w->wait_permille);

@@ -34,6 +34,9 @@
 #include "window_math.h"
 #include "sf_test.h"
 
+/* the age bound the next engine opened gets; 0: the engine's default */
+extern __u64 test_max_age_ns;
+
 struct satfeed_bpf *open_engine(__u32 shift, const char *const *progs);
 struct satfeed_bpf *start_engine(__u32 shift, bool understudies);
 struct satfeed_bpf *start_engine_mode(__u32 shift, __u32 mode,
@@ -52,5 +55,7 @@ void test_compat(void);
 void test_proc_exit(void);
 void test_uring(void);
 void test_send_members(void);
+void test_age(void);
+void test_responses(void);
 
 #endif /* __TEST_KERNEL_H */

@@ -104,9 +104,13 @@ static void feed_count(struct satfeed_test_bpf *feeder, __u32 slot,
 /* The share of span that sum is, as the contract defines it. */
 static __u32 ref_share(__u64 sum, __u64 start, __u64 end)
 {
+	u128 q;
+
 	if (end <= start)
 		return 0;
-	return sat32((u128)sum * 1000 / (end - start));
+	/* fed here without a thread (one), at most 1000 (satfeed.h) */
+	q = (u128)sum * 1000 / (end - start);
+	return q > 1000 ? 1000 : (__u32)q;
 }
 
 /*

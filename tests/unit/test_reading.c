@@ -274,7 +274,7 @@ static void test_reading(void)
 	tv->verdict.updated_ns = end;
 
 	now = end + SF_STALE_MIN_NS - SEC;
-	sf_reading_build(r, tv, 2048, now);
+	sf_reading_build(r, tv, 2048, SEC, now);
 	ASSERT_EQ(r->slot, 3, "reading: slot");
 	ASSERT_EQ(r->t.gen, 7, "reading: gen");
 	ASSERT_TRUE(!strcmp(sf_reading_state_name(r), "full"),
@@ -292,18 +292,31 @@ static void test_reading(void)
 	ASSERT_EQ(sf_reason_strongest(tv->verdict.why),
 		  SATFEED_SAT_WHY_WPS_FULL, "reasons: full only");
 
-	/* poll stale, send still recent: not stale */
+	/* ABI 4: stale is the engine stopping: not evaluated for 2 T (T =
+	 * max_age_ns = SEC here); poll's own window is stale, send's not */
 	now = end + SF_STALE_MIN_NS;
-	sf_reading_build(r, tv, 2048, now);
+	sf_reading_build(r, tv, 2048, SEC, now);
 	ASSERT_EQ(r->fig[SF_FIG_IDLE].source, SF_FIG_STALE, "idle: stale");
 	ASSERT_EQ(r->verdict_stale, 0, "one stream recent: not stale");
-	/* 1 ns later no stream is recent */
-	sf_reading_build(r, tv, 2048, now + 1);
-	ASSERT_EQ(r->verdict_stale, 1, "no stream recent: verdict stale");
+	/* 1 ns past 2 T since updated_ns (no tick yet): the engine stopped */
+	sf_reading_build(r, tv, 2048, SEC, now + 1);
+	ASSERT_EQ(r->verdict_stale, 1, "2 T without evaluation: stale");
+	/* a tick since: the engine runs, the verdict is current */
+	tv->verdict.tick_ns = now;
+	sf_reading_build(r, tv, 2048, SEC, now + 1);
+	ASSERT_EQ(r->verdict_stale, 0, "ticked: not stale");
+	sf_reading_build(r, tv, 2048, SEC, now + 2 * SEC);
+	ASSERT_EQ(r->verdict_stale, 0, "ticked 2 T ago: not stale");
+	sf_reading_build(r, tv, 2048, SEC, now + 2 * SEC + 1);
+	ASSERT_EQ(r->verdict_stale, 1, "ticked 2 T + 1 ns ago: stale");
+	ASSERT_EQ(r->fig[SF_FIG_SEND_RATE].source, SF_FIG_STALE,
+		  "engine stopped: no closed figure");
+	tv->verdict.tick_ns = 0;
+	sf_reading_build(r, tv, 2048, SEC, now + 1);
 	ASSERT_EQ(r->fig[SF_FIG_WPS].source, SF_FIG_STALE, "wps: stale");
 	/* the send window in progress shows, the wps stays the old one's */
 	closed_stream(&tv->st[SATFEED_STREAM_SEND], end, 1000000, 9);
-	sf_reading_build(r, tv, 2048, now + 1);
+	sf_reading_build(r, tv, 2048, SEC, now + 1);
 	ASSERT_EQ(r->fig[SF_FIG_SEND_RATE].source, SF_FIG_PARTIAL,
 		  "send rate: partial");
 	ASSERT_EQ(r->fig[SF_FIG_WPS].source, SF_FIG_STALE,
@@ -313,15 +326,57 @@ static void test_reading(void)
 	/* not judged yet: neither stale nor aged; no wps */
 	tv->verdict.state = SATFEED_SAT_UNKNOWN;
 	tv->verdict.seen = 0;
-	sf_reading_build(r, tv, 2048, now + 1);
+	sf_reading_build(r, tv, 2048, SEC, now + 1);
 	ASSERT_EQ(r->verdict_stale | r->verdict_age_ns, 0, "unknown: no age");
 	ASSERT_EQ(r->fig[SF_FIG_WPS].source, SF_FIG_NONE, "unknown: no wps");
+
+	/* quiet (ABI 4): an empty window from the last event to the tick,
+	 * the stream's last_ns zeroed; ok with reason quiet, not stale */
+	{
+		struct satfeed_stream *st = &tv->st[SATFEED_STREAM_SEND];
+		struct satfeed_window *q;
+
+		closed_stream(st, end, 1000000, 0);
+		st->published = 2;
+		q = &st->hist[1];
+		memset(q, 0, sizeof(*q));
+		q->seq = q->seq_end = 2;
+		q->start_ns = end;
+		q->end_ns = end + SEC;
+		q->flags = SATFEED_WIN_QUIET;
+		st->last_ns = 0;
+		tv->verdict.state = SATFEED_SAT_OK;
+		tv->verdict.why = SATFEED_SAT_WHY_QUIET;
+		tv->verdict.quiet_ns = end + SEC;
+		tv->verdict.updated_ns = end + SEC;
+		tv->verdict.tick_ns = end + 10 * SEC;
+		sf_reading_build(r, tv, 2048, SEC, end + 10 * SEC + 1);
+		ASSERT_EQ(r->verdict_stale, 0, "quiet: not stale");
+		ASSERT_EQ(r->s[SATFEED_STREAM_SEND].last_ns, end,
+			  "quiet: last event is the quiet window's start");
+		ASSERT_EQ(r->fig[SF_FIG_SEND_RATE].source, SF_FIG_CLOSED,
+			  "quiet window: current however old");
+		ASSERT_EQ(r->fig[SF_FIG_SEND_RATE].value, 0,
+			  "quiet window: rate 0");
+		ASSERT_EQ(sf_reason_strongest(tv->verdict.why) &
+			  sf_reason_bits[SF_NR_REASONS - 1],
+			  SATFEED_SAT_WHY_QUIET, "quiet: a reason");
+		ASSERT_TRUE(!strcmp(sf_reason_names[SF_NR_REASONS - 1],
+				    "quiet"), "quiet: its name");
+		/* the next events: a window in progress, partial */
+		st->pending = 5;
+		sf_reading_build(r, tv, 2048, SEC, end + 10 * SEC + 1);
+		ASSERT_EQ(r->fig[SF_FIG_SEND_RATE].source, SF_FIG_PARTIAL,
+			  "after quiet, events again: partial");
+		st->pending = 0;
+		tv->verdict.tick_ns = 0;
+	}
 
 	/* gone: state gone, no verdict figures */
 	tv->verdict.state = SATFEED_SAT_FULL;
 	tv->verdict.seen = SATFEED_SAT_SEEN_WPS;
 	tv->t.state = SATFEED_STATE_GONE;
-	sf_reading_build(r, tv, 2048, end);
+	sf_reading_build(r, tv, 2048, SEC, end);
 	ASSERT_TRUE(!strcmp(sf_reading_state_name(r), "gone"),
 		    "gone: state %s", sf_reading_state_name(r));
 	ASSERT_EQ(r->verdict_stale | r->verdict_age_ns, 0, "gone: no age");

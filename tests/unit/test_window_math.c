@@ -72,18 +72,23 @@ static void reference(const __u64 *x, const __u64 *rq, __u32 n,
 	ASSERT_EQ(cv2b, r->cv2, "cv2 reference formulas agree");
 }
 
-/* The share of span that sum is, as the contract defines it. */
+/* The share of span that sum is, as the contract defines it (no thread
+ * counted: one), at most 1000. */
 static __u32 ref_share(__u64 sum, __u64 start, __u64 end)
 {
+	u128 q;
+
 	if (end <= start)
 		return 0;
-	return sat32((u128)sum * 1000 / (end - start));
+	q = (u128)sum * 1000 / (end - start);
+	return q > 1000 ? 1000 : (__u32)q;
 }
 
 /* How far apart successive events are, relative to their samples. */
 enum spacing {
 	SEQUENTIAL,	/* each wait begins where the previous ended */
-	OVERLAPPED,	/* eight threads' waits at once: share near 8000 */
+	OVERLAPPED,	/* eight threads' waits at once: share near 8000
+			 * unnormalized, so capped at 1000 */
 	SAME_END,	/* every wait ends at the same time: span is the
 			 * first wait */
 	ALL_AT_ONCE,	/* every event at one time with zero samples */
@@ -164,6 +169,42 @@ out:
 	free(s);
 }
 
+/*
+ * The first k samples of x (1 <= k < 2^shift) in a window the age timer
+ * closes (sf_window_close with aged): every figure over the k samples.
+ */
+static void check_aged(const char *name, const __u64 *x, const __u64 *rq,
+		       __u32 k, __u32 shift, bool slack)
+{
+	struct satfeed_stream *s = calloc(1, sizeof(*s));
+	struct satfeed_window out = {};
+	const struct satfeed_window *w;
+	__u64 now = 1ULL << 62, start = now;
+	struct ref r;
+
+	reference(x, rq, k, &r);
+	for (__u32 i = 0; i < k; i++) {
+		now += x[i];
+		ASSERT_EQ(sf_window_add(s, x[i], rq[i], now, shift, slack,
+					&out), 0, "an aged window closed early");
+	}
+	sf_window_close(s, now, shift, slack, true, &out);
+	w = satfeed_window_by_seq(s, 1);
+	ASSERT_EQ(w->samples, k, "aged samples");
+	ASSERT_EQ(w->flags, SATFEED_WIN_AGED, "aged flag");
+	ASSERT_EQ(w->mean_ns, r.mean, name);
+	ASSERT_EQ(w->var_ns2, r.var, name);
+	ASSERT_EQ(w->rate_milli, r.rate_milli, name);
+	ASSERT_EQ(w->cv2_permille, r.cv2, name);
+	ASSERT_EQ(w->wait_permille, slack ? ref_share(r.sum, start, now) : 0,
+		  name);
+	ASSERT_EQ(s->pending, 0, "pending after an aged close");
+	if (sf_tests_failed)
+		fprintf(stderr, "  in %s (aged), k %u, shift %u\n", name, k,
+			shift);
+	free(s);
+}
+
 static __u64 rnd64(void);
 
 /* x as waits every way they can be spaced, with run-queue times. */
@@ -182,6 +223,12 @@ static void check_window(const char *name, const __u64 *x, __u32 shift)
 	}
 	/* as send or recv gaps: no shares */
 	check_window_as(name, x, runqs, shift, SEQUENTIAL, false);
+	/* closed by age with fewer samples: n - 1 and some */
+	if (n > 1) {
+		check_aged(name, x, runqs, n - 1, shift, true);
+		check_aged(name, x, runqs, 1 + random() % (n - 1), shift,
+			   false);
+	}
 }
 
 static __u64 rnd64(void)
@@ -258,11 +305,41 @@ static void check_guards(void)
 	w.end_ns = 1001;
 	w.sum_ns = 1ULL << 48;
 	sf_window_figures(&w, 1, true);
-	ASSERT_EQ(w.wait_permille, 0xffffffffU, "share saturates");
-	ASSERT_EQ(w.idle_permille, 0xffffffffU, "idle share saturates");
+	ASSERT_EQ(w.wait_permille, 1000, "share saturates at 1000");
+	ASSERT_EQ(w.idle_permille, 1000, "idle share saturates at 1000");
+	w.threads = 4;
+	w.sum_ns = 1000;
+	w.end_ns = 2000;
+	sf_window_figures(&w, 1, true);
+	ASSERT_EQ(w.wait_permille, 250, "share normalized to 4 threads");
 	w.sum_ns = 0;
 	sf_window_figures(&w, 1, true);
 	ASSERT_EQ(w.cv2_permille, 0, "cv2 of S1 == 0");
+}
+
+/* The service-time buckets: lo(bucket(v)) <= v < lo(bucket(v) + 1). */
+static void check_svc_buckets(void)
+{
+	__u64 v;
+
+	for (int i = 0; i < 200000; i++) {
+		__u32 b;
+
+		v = i < 1000 ? (__u64)i : rnd64() >> (random() % 64);
+		b = satfeed_svc_bucket(v);
+		if (!ASSERT_TRUE(b < SATFEED_SVC_BUCKETS, "bucket %u", b))
+			return;
+		if (!ASSERT_TRUE(satfeed_svc_bucket_lo(b) <= v &&
+				 (b == SATFEED_SVC_BUCKETS - 1 ||
+				  v < satfeed_svc_bucket_lo(b + 1)),
+				 "v %llu in bucket %u [%llu, %llu)",
+				 (unsigned long long)v, b,
+				 (unsigned long long)satfeed_svc_bucket_lo(b),
+				 (unsigned long long)satfeed_svc_bucket_lo(b + 1)))
+			return;
+	}
+	ASSERT_EQ(satfeed_svc_bucket(~0ULL), SATFEED_SVC_BUCKETS - 1,
+		  "the last bucket holds the rest");
 }
 
 int main(void)
@@ -271,6 +348,7 @@ int main(void)
 	const __u64 cap = SATFEED_SAMPLE_CAP_NS;
 
 	srandom(0x5a7feed);
+	check_svc_buckets();
 	for (size_t si = 0; si < sizeof(shifts) / sizeof(shifts[0]); si++) {
 		__u32 shift = shifts[si], n = 1U << shift;
 

@@ -39,7 +39,7 @@
 # Usage: tests/vm/boot.sh [-k VMLINUZ] [-i INITRD] [-G SECONDS] [-T SECONDS]
 #                         [-m MiB] [-c CPUS] [-a 'KEY=val ...'] [-l LOG]
 #   defaults: the VM_KERNEL kernel (its kernel.env), $VM_DIR/initrd.gz,
-#   no guest limit, 1024 MiB, 2 CPUs, log $VM_DIR/console.log
+#   no guest limit, 2048 MiB, 2 CPUs, log $VM_DIR/console.log
 # VM_QEMU_OPTS: more QEMU options, e.g. "-icount shift=0,sleep=on" (guest
 # time from the instruction count; lib.sh's vm_boot sets it).
 # Exit: 0 pass, 1 fail, 2 usage.
@@ -50,7 +50,7 @@ VMLINUZ=
 INITRD=$VM_DIR/initrd.gz
 TIMEOUT=
 GUEST_LIMIT=0
-MEM=1024
+MEM=2048
 CPUS=2
 APPEND_EXTRA=
 LOG=$VM_DIR/console.log

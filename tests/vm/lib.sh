@@ -229,13 +229,15 @@ vm_calibrate() {
 # /test.sh, and boot it (boot.sh) on the guest kernel with the console in
 # LOG, QEMU's instruction-count clock when ICOUNT is set (with any
 # VM_QEMU_OPTS of the caller's), the driver's GUEST_LIMIT (-G) and TIMEOUT
-# (-T) when set, and the boot.sh options given (-a, -c, -m), after
+# (-T) when set, and the boot.sh options given (-a, -c, -m; 2048 MiB by
+# default: the 7.x verifier took over 800 MiB of slab to load the ABI 4
+# engine, and 1024 MiB guests were OOM-killed there), after
 # measuring the host's speed (vm_calibrate) with the same CPUs and memory.  INITRD's folder is the run's own VM_DIR (its initramfs
 # tree and console.bad): a driver whose runs may meet another's there gives
 # it a folder of its own.  Sets VM_RC, boot.sh's verdict (0 passed: the
 # caller reads LOG either way), and VM_SECS, the seconds since vm_begin.
 vm_boot() {
-	local initrd=$1 guest=$2 log=$3 dir cpus=2 mem=1024 a i
+	local initrd=$1 guest=$2 log=$3 dir cpus=2 mem=2048 a i
 	shift 3
 	dir=$(dirname "$initrd")
 	a=("$@")

@@ -5,8 +5,11 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "satfeed.h"
@@ -103,12 +106,15 @@ int sf_uring_probe(struct sf_uring_support *u, char *why, size_t len)
 }
 
 int sf_engine_configure(struct satfeed_bpf *skel, __u32 window_shift,
-			bool understudies, char *why, size_t len)
+			__u64 max_age_ns, bool understudies, char *why,
+			size_t len)
 {
 	struct sf_uring_support u;
 	int err;
 
 	skel->rodata->window_shift = window_shift;
+	if (max_age_ns)
+		skel->rodata->max_age_ns = max_age_ns;
 	skel->rodata->with_understudies = understudies;
 	/* the tp_btf mode's dispatch: syscall nr -> 1 + index in sf_syscalls */
 	for (int i = 0; i < SATFEED_NR_SYSCALLS; i++) {
@@ -122,6 +128,9 @@ int sf_engine_configure(struct satfeed_bpf *skel, __u32 window_shift,
 	skel->rodata->sc_index[SYS_io_uring_enter] =
 		SATFEED_SC_INDEX_URING_ENTER;
 #endif
+	/* the connections a target accepts (tp_btf mode) */
+	skel->rodata->sc_index[SYS_accept] = SATFEED_SC_INDEX_ACCEPT;
+	skel->rodata->sc_index[SYS_accept4] = SATFEED_SC_INDEX_ACCEPT;
 	err = sf_uring_probe(&u, why, len);
 	if (err)
 		return err;
@@ -171,6 +180,17 @@ int sf_engine_select(struct bpf_object *obj, __u32 mode, bool understudies,
 			err = uring_select(prog, name, mode, &u, why, len);
 			if (err)
 				return err;
+			continue;
+		}
+		if (!strcmp(name, "sf_accept")) {
+			/* tp_btf mode sees accept's return at sys_exit */
+			err = bpf_program__set_autoload(prog,
+					mode == SATFEED_ATTACH_FENTRY);
+			if (err) {
+				snprintf(why, len, "cannot select %s: %s",
+					 name, strerror(-err));
+				return err;
+			}
 			continue;
 		}
 		h = hook_of(name, &understudy);
@@ -234,4 +254,35 @@ int sf_engine_attach(struct bpf_object_skeleton *s, __u32 mode, char *why,
 		}
 	}
 	return 0;
+}
+
+int sf_engine_start_age(struct bpf_map *age, char *why, size_t len)
+{
+	struct satfeed_age a;
+	__u32 zero = 0;
+	int status;
+	pid_t pid;
+
+	for (int i = 0; i < 100; i++) {
+		if (bpf_map__lookup_elem(age, &zero, sizeof(zero), &a,
+					 sizeof(a), 0)) {
+			snprintf(why, len, "cannot read %s: %s",
+				 SATFEED_PIN_AGE, strerror(errno));
+			return -errno;
+		}
+		if (a.armed)
+			return 0;
+		pid = fork();
+		if (pid < 0) {
+			snprintf(why, len, "cannot fork to arm the age timer: %s",
+				 strerror(errno));
+			return -errno;
+		}
+		if (!pid)
+			_exit(0);
+		waitpid(pid, &status, 0);
+		usleep(10000);
+	}
+	snprintf(why, len, "the age timer was not armed (sf_proc_exit did not run at a process exit)");
+	return -ETIMEDOUT;
 }

@@ -7,7 +7,8 @@
  * so a test runs exactly the programs, with the settings, a load would:
  *
  *	skel = satfeed_bpf__open_opts(...);
- *	err = sf_engine_configure(skel, shift, understudies, why, len);
+ *	err = sf_engine_configure(skel, shift, max_age_ns, understudies,
+ *				  why, len);
  *	err = err ?: sf_engine_select(skel->obj, mode, understudies, why, len);
  *	err = err ?: satfeed_bpf__load(skel);
  *	err = err ?: sf_engine_attach(skel->skeleton, mode, why, len);
@@ -41,13 +42,16 @@ extern const int sf_nr_hooks;
 
 /*
  * The engine's startup settings, the one place they are made: the window
- * (1 << window_shift samples), whether understudies run, the tp_btf mode's
- * syscall dispatch table (sc_index, io_uring_enter as the io_uring wait)
- * and this kernel's io_uring multishot flag (sf_uring_probe).  Call between
- * open and load.  0 or -errno with *why.
+ * (1 << window_shift samples), the age bound (max_age_ns; 0 keeps the
+ * engine's default), whether understudies run, the tp_btf mode's syscall
+ * dispatch table (sc_index: io_uring_enter as the io_uring wait, accept
+ * and accept4 as accepted connections) and this kernel's io_uring
+ * multishot flag (sf_uring_probe).  Call between open and load.  0 or
+ * -errno with *why.
  */
 int sf_engine_configure(struct satfeed_bpf *skel, __u32 window_shift,
-			bool understudies, char *why, size_t len);
+			__u64 max_age_ns, bool understudies, char *why,
+			size_t len);
 
 /*
  * Set which programs of the engine object load: those of attach mode
@@ -81,6 +85,15 @@ struct sf_uring_support {
 
 /* Fill *u from the running kernel's BTF.  0 or -errno with *why. */
 int sf_uring_probe(struct sf_uring_support *u, char *why, size_t len);
+
+/*
+ * Start the engine's age timer (bpf/satfeed_age.bpf.h), after the attach:
+ * its sf_proc_exit arms it at a process exit, so end a child and wait (at
+ * most a second) until sf_age (map, the object's) says it is armed.  0 or
+ * -errno with *why.
+ */
+struct bpf_map;
+int sf_engine_start_age(struct bpf_map *age, char *why, size_t len);
 
 /* Is name an understudy's? */
 bool sf_engine_is_understudy(const char *name);

@@ -117,6 +117,10 @@ void sf_stream_figures(const struct satfeed_stream *st, __u32 stream,
 		if (limit < SF_STALE_MIN_NS)
 			limit = SF_STALE_MIN_NS;
 		stale = now > w->end_ns && now - w->end_ns > limit;
+		/* ABI 4: a quiet window (rate 0) is published once and stays
+		 * true until the next event starts a window in progress */
+		if (w->flags & SATFEED_WIN_QUIET)
+			stale = st->pending != 0;
 		if (!stale) {
 			f->source = SF_FIG_CLOSED;
 			from_window(w, now, f);

@@ -160,7 +160,8 @@ static int scrape_read(struct scrape *sc, const char *root, char *why,
 	for (__u32 slot = 0; (err = sf_target_view_next(&p, tab, &slot, v)) > 0;
 	     slot++)
 		sf_reading_build(&sc->rows[sc->nr_rows++], v,
-				 p.info.window_samples, sc->now_mono_ns);
+				 p.info.window_samples, p.info.max_age_ns,
+				 sc->now_mono_ns);
 	if (err) {
 		snprintf(why, len, "cannot read the windows under %s: %s",
 			 root, strerror(-err));

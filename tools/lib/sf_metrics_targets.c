@@ -233,7 +233,7 @@ static void write_verdicts(struct sf_buf *b, const struct scrape *sc)
 		}
 	}
 	sf_mx_family_head(b, sc, "satfeed_saturation_stale", GAUGE,
-			  "1 when the verdict is stale: no window of the target closed recently (satfeedctl show marks its figures '!' or '~'), so it judges a past load. Absent before the first verdict.");
+			  "1 when the verdict is stale: the engine stopped evaluating it (not for 2 x its age bound, satfeed_info max_age_ns): it is unloaded or replaced. A target without traffic is not stale but ok with reason quiet. Absent before the first verdict.");
 	for (__u32 i = 0; i < sc->nr_rows; i++)
 		if (judged(&sc->rows[i]))
 			sample(b, "satfeed_saturation_stale", "", &sc->rows[i],

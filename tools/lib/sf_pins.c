@@ -52,6 +52,12 @@ static const struct pin_shape shapes[] = {
 	  sizeof(__u32), sizeof(struct satfeed_discover), 1 },
 	{ SATFEED_PIN_RULES, FD_OFF(rules_fd), BPF_MAP_TYPE_ARRAY,
 	  sizeof(__u32), sizeof(struct satfeed_rules_slot), 1 },
+	{ SATFEED_PIN_RESPONSES, FD_OFF(responses_fd), BPF_MAP_TYPE_ARRAY,
+	  sizeof(__u32), sizeof(struct satfeed_stream), 1 },
+	{ SATFEED_PIN_SERVICE, FD_OFF(service_fd), BPF_MAP_TYPE_ARRAY,
+	  sizeof(__u32), sizeof(struct satfeed_stream), 1 },
+	{ SATFEED_PIN_SVC_HIST, FD_OFF(svc_hist_fd), BPF_MAP_TYPE_ARRAY,
+	  sizeof(__u32), sizeof(struct satfeed_svc_hist), 1 },
 };
 
 #define NR_SHAPES (sizeof(shapes) / sizeof(shapes[0]))
@@ -374,12 +380,26 @@ int sf_target_read(const struct sf_pins *p, __u32 slot,
 	return bpf_map_lookup_elem(p->targets_fd, &slot, t) ? -errno : 0;
 }
 
+/* The map and key of a target's stream (SATFEED_STREAM_RESP included). */
+static int stream_fd_key(const struct sf_pins *p, __u32 slot, __u32 stream,
+			 __u32 *key)
+{
+	if (stream == SATFEED_STREAM_RESP || stream == SATFEED_STREAM_SVC) {
+		*key = slot;
+		return stream == SATFEED_STREAM_RESP ? p->responses_fd :
+						       p->service_fd;
+	}
+	*key = satfeed_stream_key(slot, stream);
+	return p->streams_fd;
+}
+
 int sf_stream_read(const struct sf_pins *p, __u32 slot, __u32 stream,
 		   struct satfeed_stream *s)
 {
-	__u32 key = satfeed_stream_key(slot, stream);
+	__u32 key;
+	int fd = stream_fd_key(p, slot, stream, &key);
 
-	return bpf_map_lookup_elem_flags(p->streams_fd, &key, s, BPF_F_LOCK) ?
+	return bpf_map_lookup_elem_flags(fd, &key, s, BPF_F_LOCK) ?
 		       -errno : 0;
 }
 
@@ -503,10 +523,17 @@ int sf_stream_reset(const struct sf_pins *p, __u32 slot, __u32 stream,
 		    __u32 gen)
 {
 	struct satfeed_stream s = { .gen = gen };
-	__u32 key = satfeed_stream_key(slot, stream);
+	__u32 key;
+	int fd = stream_fd_key(p, slot, stream, &key);
 
-	return bpf_map_update_elem(p->streams_fd, &key, &s, BPF_F_LOCK) ?
-		       -errno : 0;
+	return bpf_map_update_elem(fd, &key, &s, BPF_F_LOCK) ? -errno : 0;
+}
+
+int sf_svc_hist_reset(const struct sf_pins *p, __u32 slot, __u32 gen)
+{
+	struct satfeed_svc_hist h = { .gen = gen };
+
+	return bpf_map_update_elem(p->svc_hist_fd, &slot, &h, 0) ? -errno : 0;
 }
 
 int sf_discover_read(const struct sf_pins *p, __u32 slot,

@@ -39,6 +39,9 @@ struct sf_pins {
 	int verdict_fd;
 	int discover_fd;
 	int rules_fd;
+	int responses_fd;	/* the response stream (SATFEED_STREAM_RESP) */
+	int service_fd;		/* the service time (SATFEED_STREAM_SVC) */
+	int svc_hist_fd;	/* its histogram (struct satfeed_svc_hist) */
 	struct satfeed_info info;
 	int lock_fd;		/* the root lock held with the pins, or -1 */
 	int lock_how;		/* LOCK_SH or LOCK_EX, when lock_fd >= 0 */
@@ -197,6 +200,9 @@ int sf_rules_write(const struct sf_pins *p, __u32 slot, __u32 gen,
 /*
  * The discovery counts of target slot `slot` (sf_discover).  0 or -errno.
  */
+/* Reset slot's service-time histogram to generation gen. */
+int sf_svc_hist_reset(const struct sf_pins *p, __u32 slot, __u32 gen);
+
 int sf_discover_read(const struct sf_pins *p, __u32 slot,
 		     struct satfeed_discover *d);
 

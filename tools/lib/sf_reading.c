@@ -25,12 +25,13 @@ const struct sf_fig_desc sf_figs[SF_NR_FIGS] = {
 
 const char *const sf_reason_names[SF_NR_REASONS] = {
 	"wps_full", "wps_near", "idle_full", "idle_near", "cv2_rise",
+	"quiet",
 };
 
 const __u32 sf_reason_bits[SF_NR_REASONS] = {
 	SATFEED_SAT_WHY_WPS_FULL, SATFEED_SAT_WHY_WPS_NEAR,
 	SATFEED_SAT_WHY_IDLE_FULL, SATFEED_SAT_WHY_IDLE_NEAR,
-	SATFEED_SAT_WHY_CV2_RISE,
+	SATFEED_SAT_WHY_CV2_RISE, SATFEED_SAT_WHY_QUIET,
 };
 
 __u32 sf_reason_strongest(__u32 why)
@@ -58,7 +59,8 @@ static void from_stream(struct sf_fig_value *o, const struct sf_figures *f,
 
 /*
  * Waits per send: the verdict's smoothed figure, updated when a send
- * window closes: as recent as the newest send window, stale when that is.
+ * window closes: as recent as the newest send window, stale when that is
+ * (or the engine stopped).
  */
 static void wps_figure(struct sf_reading *r)
 {
@@ -75,11 +77,27 @@ static void wps_figure(struct sf_reading *r)
 						      SF_FIG_STALE;
 }
 
+/*
+ * ABI 4: the engine's timer evaluates every target each max_age_ns / 2
+ * (verdict.tick_ns) and closes every window at most max_age_ns after its
+ * events: a verdict last touched more than 2 * max_age_ns ago means the
+ * engine itself stopped (unloaded, replaced), not that the target is idle
+ * (that is the reason quiet).  The newest of tick_ns and updated_ns: a
+ * window can be judged before the first tick.
+ */
+static bool engine_stopped(const struct satfeed_verdict *v, __u64 max_age_ns,
+			   __u64 now)
+{
+	__u64 last = v->tick_ns > v->updated_ns ? v->tick_ns : v->updated_ns;
+
+	return last && now > last && now - last > 2 * max_age_ns;
+}
+
 void sf_reading_build(struct sf_reading *r, const struct sf_target_view *tv,
-		      __u32 n, __u64 now)
+		      __u32 n, __u64 max_age_ns, __u64 now)
 {
 	const struct sf_figures *f;
-	bool recent = false;
+	bool stopped = engine_stopped(&tv->verdict, max_age_ns, now);
 
 	memset(r, 0, sizeof(*r));
 	r->slot = tv->slot;
@@ -101,13 +119,19 @@ void sf_reading_build(struct sf_reading *r, const struct sf_target_view *tv,
 		o->zero_bytes = st->zero_bytes;
 		o->not_socket = st->not_socket;
 		o->last_ns = st->last_ns;
+		/* a quiet window ends the chain (last_ns 0) and starts at
+		 * the last event */
+		if (!o->last_ns && w && (w->flags & SATFEED_WIN_QUIET))
+			o->last_ns = w->start_ns;
 		if (w)
 			o->newest = *w;
 		sf_stream_figures(st, s, n, now, &o->f);
-		recent |= o->f.source == SF_FIG_CLOSED;
+		/* no closed figure is current from a stopped engine */
+		if (stopped && o->f.source == SF_FIG_CLOSED)
+			o->f.source = SF_FIG_STALE;
 	}
 	if (!r->gone && r->v.state != SATFEED_SAT_UNKNOWN) {
-		r->verdict_stale = !recent;
+		r->verdict_stale = stopped;
 		r->verdict_age_ns = now > r->v.updated_ns ?
 					    now - r->v.updated_ns : 0;
 	}

@@ -8,7 +8,8 @@
  *
  *	struct sf_reading r;
  *
- *	sf_reading_build(&r, &tv, info.window_samples, sf_now_mono_ns());
+ *	sf_reading_build(&r, &tv, info.window_samples, info.max_age_ns,
+ *			 sf_now_mono_ns());
  *	printf("%s%s\n", sf_reading_state_name(&r),
  *	       r.verdict_stale ? " (stale)" : "");
  *	for (int i = 0; i < SF_NR_FIGS; i++)
@@ -20,8 +21,10 @@
  *			       r.fig[i].age_ns);
  *
  * The verdict is the engine's (satfeed_verdict), with its age and whether
- * it is stale: no stream has a recent closed window (sf_figures.h), so no
- * window has been judged for a while.  The headline figures (enum sf_fig)
+ * it is stale: the engine stopped evaluating it (ABI 4: the verdict's
+ * tick_ns and updated_ns both older than 2 * satfeed_info.max_age_ns).  A
+ * target without traffic is not stale but quiet: the engine says so
+ * itself (reason quiet, state ok).  The headline figures (enum sf_fig)
  * are each an exact integer over a power of ten, with the window it comes
  * from (closed, partial, stale) and its age.  A figure is added in one
  * place, sf_figs[] and its fill in sf_reading.c, and every output that
@@ -72,7 +75,9 @@ struct sf_reading_stream {
 	__u64 eagain;
 	__u64 zero_bytes;
 	__u64 not_socket;
-	__u64 last_ns;		/* CLOCK_MONOTONIC, 0: no event yet */
+	__u64 last_ns;		/* CLOCK_MONOTONIC, 0: no event yet; after
+				 * a quiet window (which zeroes the
+				 * stream's), that window's start_ns */
 	struct satfeed_window newest;	/* valid when published */
 	struct sf_figures f;	/* what a reader shows (sf_figures.h) */
 };
@@ -83,8 +88,8 @@ struct sf_reading {
 	bool gone;
 	/* the verdict: the engine's as read; not shown for a gone target */
 	struct satfeed_verdict v;
-	bool verdict_stale;	/* judged, but no stream has a recent
-				 * closed window */
+	bool verdict_stale;	/* judged, but the engine stopped: not
+				 * evaluated for 2 * max_age_ns */
 	__u64 verdict_age_ns;	/* since it was last evaluated, 0: never */
 	struct sf_fig_value fig[SF_NR_FIGS];
 	struct sf_reading_stream s[SATFEED_NR_STREAMS];
@@ -93,10 +98,11 @@ struct sf_reading {
 
 /*
  * Build r from tv (read with sf_target_view_next()), n samples per window,
- * as of now (CLOCK_MONOTONIC ns).
+ * the engine's age bound max_age_ns (satfeed_info), as of now
+ * (CLOCK_MONOTONIC ns).
  */
 void sf_reading_build(struct sf_reading *r, const struct sf_target_view *tv,
-		      __u32 n, __u64 now);
+		      __u32 n, __u64 max_age_ns, __u64 now);
 
 /* "gone", or the verdict's state ("unknown", "ok", "near", "full") */
 const char *sf_reading_state_name(const struct sf_reading *r);
@@ -106,7 +112,7 @@ const char *sf_reading_state_name(const struct sf_reading *r);
  * of near and full only: "wps_full", "wps_near", "idle_full", "idle_near",
  * "cv2_rise".  sf_reason_names[i] is the name of bit sf_reason_bits[i].
  */
-#define SF_NR_REASONS 5
+#define SF_NR_REASONS 6
 extern const char *const sf_reason_names[SF_NR_REASONS];
 extern const __u32 sf_reason_bits[SF_NR_REASONS];
 

@@ -73,7 +73,7 @@ bool sf_engine_map_name(const char *name);
 bool sf_engine_prog_name(const char *name);
 
 /* The engine's maps, each pinned as ROOT/<name> by every load. */
-#define SF_ENGINE_NR_MAPS 11
+#define SF_ENGINE_NR_MAPS 15
 extern const char *const sf_engine_maps[SF_ENGINE_NR_MAPS];
 
 #endif /* __SF_SAFEROOT_H */

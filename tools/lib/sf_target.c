@@ -268,6 +268,13 @@ static int slot_reset(const struct sf_pins *p, __u32 slot, __u32 gen,
 		if (err)
 			return err;
 	}
+	err = sf_stream_reset(p, slot, SATFEED_STREAM_RESP, gen);
+	if (!err)
+		err = sf_stream_reset(p, slot, SATFEED_STREAM_SVC, gen);
+	if (!err)
+		err = sf_svc_hist_reset(p, slot, gen);
+	if (err)
+		return err;
 	*what = "the discovery counts";
 	return sf_discover_reset(p, slot, gen);
 }

@@ -48,6 +48,19 @@ static void fmt_rate(char *buf, size_t len, const struct sf_fig_value *f)
 }
 
 /*
+ * A dispersion (thousandths) in its 6 columns with the mark: 9.999, 99.99,
+ * 999.9, 4294 (a short aged window can hold one long gap: cv2 in the
+ * hundreds).
+ */
+static void fmt_cv2(char *buf, size_t len, const struct sf_fig_value *f)
+{
+	int d = f->value < 10000 ? 3 : f->value < 100000 ? 2 :
+		f->value < 1000000 ? 1 : 0;
+
+	fmt_fig(buf, len, f, 3 - d, d);
+}
+
+/*
  * The waits per 1000 sends the wps rules compare (wps_avg_permille), in 4
  * columns and its mark: 9999, 12k, 4294M, "!" when stale.  - : not known
  * yet (no send window has closed since the target counted a wait) or no
@@ -111,8 +124,8 @@ static void summary_row(const struct view *vw, const struct sf_target_view *tv)
 	target_label(label, sizeof(label), &tv->t, false);
 	/* idle in permille as a percentage with one decimal */
 	fmt_fig(idle, sizeof(idle), &r->fig[SF_FIG_IDLE], 0, 1);
-	fmt_fig(cs, sizeof(cs), &r->fig[SF_FIG_SEND_CV2], 0, 3);
-	fmt_fig(cr, sizeof(cr), &r->fig[SF_FIG_RECV_CV2], 0, 3);
+	fmt_cv2(cs, sizeof(cs), &r->fig[SF_FIG_SEND_CV2]);
+	fmt_cv2(cr, sizeof(cr), &r->fig[SF_FIG_RECV_CV2]);
 	fmt_rate(rps, sizeof(rps), &r->fig[SF_FIG_SEND_RATE]);
 	fmt_rate(rr, sizeof(rr), &r->fig[SF_FIG_RECV_RATE]);
 	fmt_next(next, sizeof(next), r);

@@ -32,14 +32,16 @@ static void json_window(const struct satfeed_window *w)
 	       "\"sum_ns\":%llu,\"mean_ns\":%llu,\"var_ns2\":%llu,"
 	       "\"rate\":%llu.%03llu,\"clamped\":%u,\"runq_ns\":%llu,"
 	       "\"wait_permille\":%u,\"idle_permille\":%u,"
-	       "\"cv2_permille\":%u}",
+	       "\"cv2_permille\":%u,\"samples\":%u,\"flags\":%u,"
+	       "\"threads\":%u}",
 	       (unsigned long long)w->seq, (unsigned long long)w->start_ns,
 	       (unsigned long long)w->end_ns, (unsigned long long)w->sum_ns,
 	       (unsigned long long)w->mean_ns, (unsigned long long)w->var_ns2,
 	       (unsigned long long)(w->rate_milli / 1000),
 	       (unsigned long long)(w->rate_milli % 1000), w->clamped,
 	       (unsigned long long)w->runq_ns, w->wait_permille,
-	       w->idle_permille, w->cv2_permille);
+	       w->idle_permille, w->cv2_permille, w->samples, w->flags,
+	       w->threads);
 }
 
 /* The figures a reader should look at (sf_figures.h), as JSON. */
@@ -233,12 +235,15 @@ int json_view(const struct view *vw, const struct sf_selector *sel,
 		return -ENOMEM;
 	printf("{\"abi_version\":%u,\"attach_mode\":\"%s\","
 	       "\"window_samples\":%u,\"history\":%u,\"time_ns\":%llu,"
-	       "\"now_ns\":%llu,\"load_mono_ns\":%llu,",
+	       "\"now_ns\":%llu,\"load_mono_ns\":%llu,"
+	       "\"max_age_ns\":%llu,\"tick_ns\":%llu,",
 	       p->info.abi_version, sf_attach_name(p->info.attach_mode),
 	       p->info.window_samples, p->info.history,
 	       (unsigned long long)now_real_ns(),
 	       (unsigned long long)vw->now,
-	       (unsigned long long)p->info.load_mono_ns);
+	       (unsigned long long)p->info.load_mono_ns,
+	       (unsigned long long)p->info.max_age_ns,
+	       (unsigned long long)p->info.tick_ns);
 	json_skips(&vw->k);
 	printf("\"targets\":[");
 	for (__u32 slot = 0; (err = sf_target_view_next(p, vw->tab, &slot, tv)) > 0;

@@ -67,7 +67,8 @@ __u64 now_real_ns(void)
 void view_reading(const struct view *vw, const struct sf_target_view *tv,
 		  struct sf_reading *r)
 {
-	sf_reading_build(r, tv, vw->p->info.window_samples, vw->now);
+	sf_reading_build(r, tv, vw->p->info.window_samples,
+			 vw->p->info.max_age_ns, vw->now);
 }
 
 /* ---- text ---- */

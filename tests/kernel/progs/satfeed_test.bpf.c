@@ -48,9 +48,11 @@ int BPF_PROG(sf_test_feed, struct pt_regs *regs, long id)
 	else if (sf_test_in.raw)
 		sf_account(sf_test_in.slot, sf_test_in.stream, sf_test_in.gen,
 			   sf_test_in.now ?: sf_test_in.value, false,
-			   sf_test_in.value, sf_test_in.runq);
+			   sf_test_in.value, sf_test_in.runq, NULL,
+			   sf_test_in.stream < SATFEED_NR_STREAMS);
 	else
 		sf_account(sf_test_in.slot, sf_test_in.stream, sf_test_in.gen,
-			   sf_test_in.value, true, 0, 0);
+			   sf_test_in.value, true, 0, 0, NULL,
+			   sf_test_in.stream < SATFEED_NR_STREAMS);
 	return 0;
 }

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * satfeed_resp.bpf.h - the response stream (satfeed.h, SATFEED_STREAM_RESP):
+ * which sends answer a request.
+ *
+ * Per connection, one small record in sf_conn, keyed by the socket: its
+ * struct sock address and 4-tuple (a socket freed and reallocated at the
+ * same address for another connection has another tuple).  A record exists
+ * only for a target's client-facing connections:
+ *  - a TCP socket the target accepted: made at the kernel's
+ *    inet_csk_accept() return (sf_accept, fexit: it runs in the accepting
+ *    task), so a proxy's connect()ed backend sockets never have one;
+ *  - an unconnected datagram socket, at its first receive.
+ * A receive on such a connection marks it waiting (and keeps when the
+ * request began, for the service time); the first send-family event on it
+ * while waiting is a response: the mark is cleared and the response stream
+ * gets an event.  Writes that continue the same response (headers, then a
+ * body by writev or sendfile) find no mark and count once.
+ *
+ * Cost, on a target's samples only: the socket of the fd (a few plain
+ * loads, as the socket check of read/write does) and one hash lookup; a
+ * response adds the locked window updates of the response and service-time
+ * streams, in a subprogram, and one atomic add to its service-time
+ * histogram (sf_svc_hist).
+ * sf_conn is an LRU hash, so closed connections need no hook: their
+ * records age out.
+ *
+ * Included by satfeed_engine.bpf.h, after the fd helpers it uses.
+ */
+#ifndef __SATFEED_RESP_BPF_H
+#define __SATFEED_RESP_BPF_H
+
+#define SF_SOCK_DGRAM		2
+#define SF_TCP_ESTABLISHED	1
+#define SF_CONN_ACCEPTED	(1U << 0)	/* a TCP connection it accepted */
+#define SF_CONN_DGRAM		(1U << 1)	/* an unconnected datagram socket */
+#define SF_CONN_WAITING		(1U << 2)	/* received; not answered yet */
+#define SF_CONN_MAX		4096		/* connections followed */
+
+struct sf_conn_key {
+	__u64 sk;		/* struct sock address */
+	__u64 addrs;		/* skc_addrpair */
+	__u32 ports;		/* skc_portpair */
+	__u32 pad;
+};
+
+struct sf_conn {
+	__u32 flags;		/* SF_CONN_* */
+	__u32 slot;		/* the target's, when it was made */
+	__u64 recv_ns;		/* when the request's first receive returned */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SF_CONN_MAX);
+	__type(key, struct sf_conn_key);
+	__type(value, struct sf_conn);
+} sf_conn SEC(".maps");
+
+/* The key of socket sk (an untrusted pointer: plain fault-safe loads). */
+static __always_inline void sf_conn_key_of(struct sock *sk,
+					   struct sf_conn_key *k)
+{
+	struct sock *s = bpf_core_cast(sk, struct sock);
+
+	k->sk = (__u64)sk;
+	k->addrs = s->__sk_common.skc_addrpair;
+	k->ports = s->__sk_common.skc_portpair;
+	k->pad = 0;
+}
+
+/* The struct sock of fd of task, NULL when it is not a socket. */
+static __always_inline struct sock *sf_fd_sock(struct task_struct *task,
+					       unsigned int fd)
+{
+	struct file *f = sf_fd_file(task, fd);
+	struct socket *so;
+
+	if (!f || (bpf_core_cast(f, struct file)->f_inode->i_mode &
+		   SF_S_IFMT) != SF_S_IFSOCK)
+		return NULL;
+	so = bpf_core_cast(f, struct file)->private_data;
+	if (!so)
+		return NULL;
+	return bpf_core_cast(so, struct socket)->sk;
+}
+
+/*
+ * One event of the response stream (a gap) or one sample of the service
+ * time, in a subprogram: one copy of the window code serves both.  No rule
+ * reads these streams, so no verdict update: that call would put a third
+ * frame under sf_sys_exit's, over the 512-byte stack that 6.12's verifier
+ * allows for a call chain (256 + 224 + 96).
+ */
+static __noinline void sf_resp_account(__u32 slot, __u32 stream, __u32 gen,
+				       __u64 now, __u64 sample)
+{
+	sf_account(slot, stream, gen, now, stream == SATFEED_STREAM_RESP,
+		   sample, 0, NULL, false);
+}
+
+/*
+ * A send or receive of target hit moved bytes on fd at now (stream: send
+ * or recv).
+ */
+static __always_inline void sf_response(struct task_struct *task,
+					unsigned int fd, __u32 stream,
+					const struct sf_hit *hit, __u64 now)
+{
+	struct satfeed_svc_hist *h;
+	struct sf_conn_key k;
+	struct sf_conn *c;
+	struct sock *sk;
+	__u64 svc;
+
+	sk = sf_fd_sock(task, fd);
+	if (!sk)
+		return;
+	sf_conn_key_of(sk, &k);
+	c = bpf_map_lookup_elem(&sf_conn, &k);
+	if (stream == SATFEED_STREAM_RECV) {
+		if (!c) {
+			struct sock *s = bpf_core_cast(sk, struct sock);
+			struct sf_conn n = {
+				.flags = SF_CONN_DGRAM | SF_CONN_WAITING,
+				.slot = hit->slot,
+				.recv_ns = now,
+			};
+
+			if (s->sk_type == SF_SOCK_DGRAM &&
+			    s->__sk_common.skc_state != SF_TCP_ESTABLISHED)
+				bpf_map_update_elem(&sf_conn, &k, &n,
+						    BPF_NOEXIST);
+			return;
+		}
+		if (!(c->flags & SF_CONN_WAITING)) {
+			c->recv_ns = now;
+			c->flags |= SF_CONN_WAITING;
+		}
+		return;
+	}
+	if (!c || !(c->flags & SF_CONN_WAITING))
+		return;
+	c->flags &= ~SF_CONN_WAITING;
+	/* a response at now to a request whose first receive returned at
+	 * recv_ns: its event and its service time */
+	sf_resp_account(hit->slot, SATFEED_STREAM_RESP, hit->gen, now, 0);
+	svc = now > c->recv_ns ? now - c->recv_ns : 0;
+	sf_resp_account(hit->slot, SATFEED_STREAM_SVC, hit->gen, now, svc);
+	h = bpf_map_lookup_elem(&sf_svc_hist, &hit->slot);
+	if (h && *(volatile __u32 *)&h->gen == hit->gen)
+		__sync_fetch_and_add(&h->count[satfeed_svc_bucket(svc) &
+					       (SATFEED_SVC_BUCKETS - 1)], 1);
+}
+
+/* The current task accepted newsk: a client-facing connection when the
+ * task is a target's. */
+static __always_inline void sf_conn_accepted(struct sock *newsk)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct satfeed_config *cfg = sf_config_get();
+	struct sf_conn n = { .flags = SF_CONN_ACCEPTED };
+	struct sf_conn_key k;
+	struct sf_hit hit;
+
+	if (!newsk || !cfg || !sf_find_target_of(cfg, task, true, &hit) ||
+	    sf_compat_syscall(task))
+		return;
+	n.slot = hit.slot;
+	sf_conn_key_of(newsk, &k);
+	bpf_map_update_elem(&sf_conn, &k, &n, BPF_ANY);
+}
+
+/* tp_btf mode: accept or accept4 of the current task returned fd. */
+static __always_inline void sf_conn_accepted_fd(unsigned int fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct satfeed_config *cfg = sf_config_get();
+
+	/* the common miss first, before the fd table */
+	if (!cfg || !sf_maybe_target(cfg, task))
+		return;
+	sf_conn_accepted(sf_fd_sock(task, fd));
+}
+
+#endif /* __SATFEED_RESP_BPF_H */

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * age.c - the age bound T (satfeed.h, SATFEED_MAX_AGE_NS_DEFAULT), with
+ * T = 200 ms so that the test takes a second:
+ *  - a target that sent and received, then went quiet: within 2 T of its
+ *    last call its send and recv streams closed their last window by age
+ *    (SATFEED_WIN_AGED, its figures exact over its samples) and then
+ *    published an empty one (SATFEED_WIN_QUIET, rate 0); its verdict says
+ *    quiet and is neither near nor full;
+ *  - the wait in progress counts: one thread blocked in epoll_wait reads
+ *    an idle share of about 1000 permille over a tick; eight threads
+ *    blocked at once read at most 1000 (normalized to the threads), and
+ *    the tick counts eight threads.
+ */
+#include "test_kernel.h"
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+
+#define AGE_T_NS	200000000ULL	/* T */
+#define NR_CALLS	100
+
+typedef unsigned __int128 u128;
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Threads blocked in epoll_wait until the eventfd is written. */
+struct waiters {
+	int ep, ev, n;
+	pthread_t t[8];
+};
+
+static void *wait_thread(void *arg)
+{
+	struct waiters *w = arg;
+	struct epoll_event e;
+
+	/* woken by the eventfd; the timeout only bounds a lost wakeup */
+	return (void *)(long)epoll_wait(w->ep, &e, 1, 10000);
+}
+
+static bool waiters_start(struct waiters *w, int n)
+{
+	struct epoll_event e = { .events = EPOLLIN };
+
+	w->n = 0;
+	w->ep = epoll_create1(0);
+	w->ev = eventfd(0, 0);
+	if (!ASSERT_TRUE(w->ep >= 0 && w->ev >= 0, "epoll, eventfd") ||
+	    !ASSERT_OK(epoll_ctl(w->ep, EPOLL_CTL_ADD, w->ev, &e), "ctl"))
+		return false;
+	for (; w->n < n; w->n++)
+		if (!ASSERT_OK(pthread_create(&w->t[w->n], NULL, wait_thread,
+					      w), "pthread_create"))
+			return false;
+	usleep(50000);	/* they are asleep in epoll_wait */
+	return true;
+}
+
+static void waiters_stop(struct waiters *w)
+{
+	__u64 one = 1;
+
+	if (w->ev >= 0 && write(w->ev, &one, sizeof(one)) != sizeof(one))
+		fprintf(stderr, "age: cannot wake the waiters\n");
+	for (int i = 0; i < w->n; i++)
+		pthread_join(w->t[i], NULL);
+	close(w->ep);
+	close(w->ev);
+}
+
+/* The figures of w recomputed from its sums in 128 bits. */
+static void check_exact(const struct satfeed_window *w, const char *what)
+{
+	u128 s2 = ((u128)w->sumsq_hi << 64) | w->sumsq_lo;
+	__u64 n = w->samples, s1 = w->sum_ns;
+
+	if (!ASSERT_TRUE(n > 0, "%s: an aged window has samples", what))
+		return;
+	ASSERT_EQ(w->mean_ns, s1 / n, "aged window mean");
+	ASSERT_EQ(w->var_ns2,
+		  (__u64)(((u128)n * s2 - (u128)s1 * s1) / ((u128)n * n)),
+		  "aged window variance");
+	ASSERT_EQ(w->rate_milli, s1 ? (__u64)((u128)n * 1000000000000ULL / s1) :
+				      0, "aged window rate");
+}
+
+/* Wait until the newest window of stream is quiet, or until deadline. */
+static bool wait_quiet(const struct sf_pins *p, int slot, __u32 stream,
+		       __u64 deadline, struct satfeed_stream *st)
+{
+	const struct satfeed_window *w;
+
+	do {
+		if (read_stream(p, slot, stream, st, true))
+			return false;
+		w = satfeed_newest_window(st);
+		if (w && (w->flags & SATFEED_WIN_QUIET))
+			return true;
+		usleep(5000);
+	} while (mono_ns() < deadline);
+	return false;
+}
+
+static void check_stream_quiet(const struct sf_pins *p, int slot,
+			       __u32 stream, __u32 samples, __u64 deadline,
+			       const char *what)
+{
+	const struct satfeed_window *q, *aged;
+	struct satfeed_stream st;
+
+	if (!ASSERT_TRUE(wait_quiet(p, slot, stream, deadline, &st),
+			 "%s: no quiet window within 2 T of the last call",
+			 what))
+		return;
+	q = satfeed_newest_window(&st);
+	ASSERT_EQ(q->samples, 0, "a quiet window has no sample");
+	ASSERT_EQ(q->rate_milli, 0, "a quiet window's rate");
+	if (!ASSERT_TRUE(st.published >= 2, "%s: an aged window first", what))
+		return;
+	aged = satfeed_window_by_seq(&st, st.published - 1);
+	ASSERT_EQ(aged->flags, SATFEED_WIN_AGED, "the window before: aged");
+	ASSERT_EQ(aged->samples, samples, "the aged window's samples");
+	check_exact(aged, what);
+	ASSERT_EQ(st.last_ns, 0, "a quiet stream's chain of gaps ended");
+}
+
+/* Wait for two more ticks of the verdict of slot, then read it. */
+static bool two_ticks(const struct sf_pins *p, int slot,
+		      struct satfeed_verdict *v)
+{
+	__u64 first = 0, deadline = mono_ns() + 4 * AGE_T_NS;
+	int seen = 0;
+
+	while (mono_ns() < deadline) {
+		if (sf_verdict_read(p, slot, v))
+			return false;
+		if (v->tick_ns != first) {
+			first = v->tick_ns;
+			if (++seen == 3)
+				return true;
+		}
+		usleep(5000);
+	}
+	return false;
+}
+
+void test_age(void)
+{
+	struct satfeed_verdict v;
+	struct satfeed_bpf *skel;
+	struct waiters w = { .ep = -1, .ev = -1 };
+	struct sf_pins p;
+	__u64 last, deadline;
+	char buf[NR_CALLS];
+	int sv[2], slot;
+
+	test_max_age_ns = AGE_T_NS;
+	skel = start_engine(SATFEED_WINDOW_SHIFT, false);
+	test_max_age_ns = 0;
+	if (!skel)
+		return;
+	if (!engine_maps(skel, &p) || !ASSERT_OK(watch_self(&p, &slot),
+						 "watch self"))
+		goto destroy;
+	if (!ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), "socketpair"))
+		goto destroy;
+	if (!waiters_start(&w, 1))
+		goto close;
+	for (int i = 0; i < NR_CALLS; i++) {
+		if (write(sv[0], "x", 1) != 1 || read(sv[1], buf, 1) != 1) {
+			ASSERT_TRUE(false, "call %d failed: %s", i,
+				    strerror(errno));
+			goto stop;
+		}
+	}
+	last = mono_ns();
+	deadline = last + 2 * AGE_T_NS;
+	/* N - 1 gaps between N calls, each stream */
+	check_stream_quiet(&p, slot, SATFEED_STREAM_SEND, NR_CALLS - 1,
+			   deadline, "send");
+	check_stream_quiet(&p, slot, SATFEED_STREAM_RECV, NR_CALLS - 1,
+			   deadline, "recv");
+	if (ASSERT_OK(sf_verdict_read(&p, slot, &v), "verdict")) {
+		ASSERT_TRUE(v.quiet_ns && v.quiet_ns <= deadline,
+			    "quiet_ns %llu, deadline %llu",
+			    (unsigned long long)v.quiet_ns,
+			    (unsigned long long)deadline);
+		ASSERT_TRUE(v.why & SATFEED_SAT_WHY_QUIET, "why %#x", v.why);
+		ASSERT_TRUE(v.state != SATFEED_SAT_NEAR &&
+			    v.state != SATFEED_SAT_FULL, "state %u", v.state);
+	}
+	/* one thread asleep in epoll_wait for the whole tick: ~100% */
+	if (ASSERT_TRUE(two_ticks(&p, slot, &v), "the timer ticks")) {
+		ASSERT_EQ(v.threads, 1, "threads that waited, one asleep");
+		ASSERT_TRUE(v.slack_permille >= 950 &&
+			    v.slack_permille <= 1000,
+			    "one thread asleep: slack %u permille",
+			    v.slack_permille);
+		ASSERT_TRUE(v.wait_permille >= v.slack_permille,
+			    "wait %u >= slack %u", v.wait_permille,
+			    v.slack_permille);
+	}
+stop:
+	waiters_stop(&w);
+	/* eight at once: normalized, at most 1000 */
+	if (!waiters_start(&w, 8))
+		goto stop8;
+	if (ASSERT_TRUE(two_ticks(&p, slot, &v), "the timer ticks")) {
+		ASSERT_EQ(v.threads, 8, "threads that waited, eight asleep");
+		ASSERT_TRUE(v.slack_permille >= 950 &&
+			    v.slack_permille <= 1000,
+			    "eight threads asleep: slack %u permille",
+			    v.slack_permille);
+		ASSERT_TRUE(v.wait_permille <= 1000, "wait %u permille",
+			    v.wait_permille);
+	}
+stop8:
+	waiters_stop(&w);
+close:
+	close(sv[0]);
+	close(sv[1]);
+destroy:
+	satfeed_bpf__destroy(skel);
+}

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * responses.c - the response stream (satfeed.h, SATFEED_STREAM_RESP)
+ * counts answered requests, exactly, whatever number of sends answer each:
+ *  - on a TCP connection this process accepted, K requests answered by 1
+ *    send (write), by 2 (write + write) and by 3 (write + writev +
+ *    sendfile): K responses each, while the send stream counts every send;
+ *  - a proxy: requests in on the accepted connection, forwarded to a
+ *    backend (another process) over a connection this process connect()ed,
+ *    its answer sent back: K responses, not 2 K;
+ *  - UDP: K datagrams received and answered on an unconnected socket;
+ *  - the service time (SATFEED_STREAM_SVC): K samples, one per response,
+ *    whose sum lies between the bounds the test's own clock readings
+ *    around each receive and send give; its histogram (sf_svc_hist) counts
+ *    K more, each in a bucket those bounds allow.
+ * The client side runs in this process too: its connect()ed sockets must
+ * never count.
+ */
+#include "test_kernel.h"
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/sendfile.h>
+#include <sys/uio.h>
+
+#define K	20
+
+static int listen_tcp(struct sockaddr_in *a)
+{
+	socklen_t l = sizeof(*a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	*a = (struct sockaddr_in){ .sin_family = AF_INET,
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	if (fd < 0 || bind(fd, (struct sockaddr *)a, sizeof(*a)) ||
+	    listen(fd, 4) || getsockname(fd, (struct sockaddr *)a, &l)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int connect_tcp(const struct sockaddr_in *a)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd >= 0 && connect(fd, (const struct sockaddr *)a, sizeof(*a))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The response and send streams' counted calls. */
+static bool counts(const struct sf_pins *p, int slot, __u64 *resp,
+		   __u64 *send)
+{
+	struct satfeed_stream st;
+
+	if (read_stream(p, slot, SATFEED_STREAM_RESP, &st, true))
+		return false;
+	*resp = st.calls;
+	if (read_stream(p, slot, SATFEED_STREAM_SEND, &st, true))
+		return false;
+	*send = st.calls;
+	return true;
+}
+
+/* Read exactly n bytes. */
+static bool read_n(int fd, size_t n)
+{
+	char buf[64];
+
+	while (n) {
+		ssize_t r = read(fd, buf, n < sizeof(buf) ? n : sizeof(buf));
+
+		if (r <= 0)
+			return false;
+		n -= r;
+	}
+	return true;
+}
+
+/* K requests on client c, answered on server s with `sends` sends each. */
+static bool serve(int c, int s, int file, int sends)
+{
+	struct iovec iov[2] = { { "b", 1 }, { "c", 1 } };
+	off_t off;
+
+	for (int i = 0; i < K; i++) {
+		size_t n = 1;
+
+		if (write(c, "q", 1) != 1 || !read_n(s, 1) ||
+		    write(s, "a", 1) != 1)
+			return false;
+		if (sends >= 2) {
+			if ((sends == 2 ? write(s, "b", 1) :
+					  writev(s, iov, 2)) < 1)
+				return false;
+			n += sends == 2 ? 1 : 2;
+		}
+		if (sends == 3) {
+			off = 0;
+			if (sendfile(s, file, &off, 3) != 3)
+				return false;
+			n += 3;
+		}
+		if (!read_n(c, n))
+			return false;
+	}
+	return true;
+}
+
+/* The backend: echo each byte until EOF (another process: not watched). */
+static void backend(int lfd)
+{
+	int fd = accept(lfd, NULL, NULL);
+	char b;
+
+	while (fd >= 0 && read(fd, &b, 1) == 1 && write(fd, &b, 1) == 1)
+		;
+	_exit(0);
+}
+
+static void check_tcp(const struct sf_pins *p, int slot)
+{
+	char tmpl[] = "/tmp/sf-responses-XXXXXX";
+	int lfd, c = -1, s = -1, file;
+	struct sockaddr_in a;
+	__u64 r0, s0, r1, s1;
+
+	file = mkstemp(tmpl);
+	if (!ASSERT_TRUE(file >= 0, "mkstemp"))
+		return;
+	unlink(tmpl);
+	lfd = listen_tcp(&a);
+	if (!ASSERT_TRUE(lfd >= 0, "listen") ||
+	    !ASSERT_EQ(write(file, "xyz", 3), 3, "fill file"))
+		goto out;
+	c = connect_tcp(&a);
+	s = accept(lfd, NULL, NULL);
+	if (!ASSERT_TRUE(c >= 0 && s >= 0, "connect, accept"))
+		goto out;
+	for (int sends = 1; sends <= 3; sends++) {
+		if (!ASSERT_TRUE(counts(p, slot, &r0, &s0), "read counts") ||
+		    !ASSERT_TRUE(serve(c, s, file, sends), "serve, %d sends",
+				 sends) ||
+		    !ASSERT_TRUE(counts(p, slot, &r1, &s1), "read counts"))
+			goto out;
+		ASSERT_EQ(r1 - r0, K, sends == 1 ? "responses of 1 send" :
+				      sends == 2 ? "responses of 2 sends" :
+						   "responses of 3 sends");
+		/* the client's request and the server's sends */
+		ASSERT_EQ(s1 - s0, K * (1 + sends), "sends counted");
+	}
+out:
+	if (c >= 0)
+		close(c);
+	if (s >= 0)
+		close(s);
+	if (lfd >= 0)
+		close(lfd);
+	close(file);
+}
+
+static void check_proxy(const struct sf_pins *p, int slot)
+{
+	int lfd, blfd, c = -1, s = -1, b = -1, status;
+	struct sockaddr_in a, ba;
+	__u64 r0, s0, r1, s1;
+	pid_t pid = -1;
+	bool ok = true;
+
+	lfd = listen_tcp(&a);
+	blfd = listen_tcp(&ba);
+	if (!ASSERT_TRUE(lfd >= 0 && blfd >= 0, "listen"))
+		goto out;
+	pid = fork();
+	if (!pid)
+		backend(blfd);
+	if (!ASSERT_TRUE(pid > 0, "fork the backend"))
+		goto out;
+	c = connect_tcp(&a);
+	s = accept(lfd, NULL, NULL);
+	b = connect_tcp(&ba);
+	if (!ASSERT_TRUE(c >= 0 && s >= 0 && b >= 0, "connections") ||
+	    !ASSERT_TRUE(counts(p, slot, &r0, &s0), "read counts"))
+		goto out;
+	for (int i = 0; ok && i < K; i++)
+		ok = write(c, "q", 1) == 1 && read_n(s, 1) &&
+		     write(b, "q", 1) == 1 && read_n(b, 1) &&
+		     write(s, "a", 1) == 1 && read_n(c, 1);
+	if (!ASSERT_TRUE(ok, "proxy round trips") ||
+	    !ASSERT_TRUE(counts(p, slot, &r1, &s1), "read counts"))
+		goto out;
+	ASSERT_EQ(r1 - r0, K, "a proxy's responses: the accepted side only");
+	ASSERT_EQ(s1 - s0, 3 * K, "a proxy's sends: client, backend, answer");
+out:
+	if (b >= 0)
+		close(b);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	if (c >= 0)
+		close(c);
+	if (s >= 0)
+		close(s);
+	if (lfd >= 0)
+		close(lfd);
+	if (blfd >= 0)
+		close(blfd);
+}
+
+static void check_udp(const struct sf_pins *p, int slot)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in from;
+	socklen_t l = sizeof(a);
+	int s, c = -1;
+	__u64 r0, s0, r1, s1;
+	bool ok = true;
+	char buf[8];
+
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (!ASSERT_TRUE(s >= 0, "udp socket") ||
+	    !ASSERT_OK(bind(s, (struct sockaddr *)&a, sizeof(a)), "bind") ||
+	    !ASSERT_OK(getsockname(s, (struct sockaddr *)&a, &l), "name"))
+		goto out;
+	c = socket(AF_INET, SOCK_DGRAM, 0);
+	if (!ASSERT_TRUE(c >= 0, "udp client") ||
+	    !ASSERT_OK(connect(c, (struct sockaddr *)&a, sizeof(a)),
+		       "connect the client") ||
+	    !ASSERT_TRUE(counts(p, slot, &r0, &s0), "read counts"))
+		goto out;
+	for (int i = 0; ok && i < K; i++) {
+		l = sizeof(from);
+		ok = send(c, "q", 1, 0) == 1 &&
+		     recvfrom(s, buf, sizeof(buf), 0, (struct sockaddr *)&from,
+			      &l) == 1 &&
+		     sendto(s, "a", 1, 0, (struct sockaddr *)&from, l) == 1 &&
+		     recv(c, buf, sizeof(buf), 0) == 1;
+	}
+	if (!ASSERT_TRUE(ok, "udp round trips") ||
+	    !ASSERT_TRUE(counts(p, slot, &r1, &s1), "read counts"))
+		goto out;
+	ASSERT_EQ(r1 - r0, K, "datagrams answered");
+	ASSERT_EQ(s1 - s0, 2 * K, "udp sends: request and answer");
+out:
+	if (c >= 0)
+		close(c);
+	if (s >= 0)
+		close(s);
+}
+
+static __u64 mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Samples and sum of every service time so far (closed and pending). */
+static bool svc_total(const struct sf_pins *p, int slot, __u64 *n,
+		      __u64 *sum)
+{
+	struct satfeed_stream st;
+
+	if (read_stream(p, slot, SATFEED_STREAM_SVC, &st, true) ||
+	    !ASSERT_TRUE(st.published <= SATFEED_HISTORY,
+			 "all service windows still in the history"))
+		return false;
+	*n = st.pending;
+	*sum = st.acc_sum_ns;
+	for (__u64 q = 1; q <= st.published; q++) {
+		*n += satfeed_window_by_seq(&st, q)->samples;
+		*sum += satfeed_window_by_seq(&st, q)->sum_ns;
+	}
+	return true;
+}
+
+static void check_service(const struct sf_pins *p, int slot)
+{
+	__u64 n0, sum0, n1, sum1, lo = 0, hi = 0, r0, r1, s0, s1, got = 0;
+	__u32 bmin = SATFEED_SVC_BUCKETS, bmax = 0;
+	struct satfeed_svc_hist h0, h1;
+	int lfd, c = -1, s = -1;
+	struct sockaddr_in a;
+	bool ok = true;
+
+	lfd = listen_tcp(&a);
+	if (!ASSERT_TRUE(lfd >= 0, "listen"))
+		return;
+	c = connect_tcp(&a);
+	s = accept(lfd, NULL, NULL);
+	if (!ASSERT_TRUE(c >= 0 && s >= 0, "connect, accept") ||
+	    !svc_total(p, slot, &n0, &sum0) ||
+	    !ASSERT_OK(bpf_map_lookup_elem(p->svc_hist_fd, &slot, &h0),
+		       "read the service-time histogram"))
+		goto out;
+	for (int i = 0; ok && i < K; i++) {
+		ok = write(c, "q", 1) == 1;
+		r0 = mono();
+		ok = ok && read_n(s, 1);
+		r1 = mono();
+		usleep(1000);	/* the work */
+		s0 = mono();
+		ok = ok && write(s, "a", 1) == 1;
+		s1 = mono();
+		ok = ok && read_n(c, 1);
+		lo += s0 - r1;
+		hi += s1 - r0;
+		/* the buckets this sample can be in */
+		if (satfeed_svc_bucket(s0 - r1) < bmin)
+			bmin = satfeed_svc_bucket(s0 - r1);
+		if (satfeed_svc_bucket(s1 - r0) > bmax)
+			bmax = satfeed_svc_bucket(s1 - r0);
+	}
+	if (!ASSERT_TRUE(ok, "round trips") ||
+	    !svc_total(p, slot, &n1, &sum1))
+		goto out;
+	ASSERT_EQ(n1 - n0, K, "service time samples, one per response");
+	ASSERT_TRUE(sum1 - sum0 >= lo && sum1 - sum0 <= hi,
+		    "service time sum %llu outside the test's bounds [%llu, %llu]",
+		    (unsigned long long)(sum1 - sum0),
+		    (unsigned long long)lo, (unsigned long long)hi);
+	if (!ASSERT_OK(bpf_map_lookup_elem(p->svc_hist_fd, &slot, &h1),
+		       "read the service-time histogram"))
+		goto out;
+	for (__u32 b = 0; b < SATFEED_SVC_BUCKETS; b++) {
+		__u64 d = h1.count[b] - h0.count[b];
+
+		got += d;
+		ASSERT_TRUE(!d || (b >= bmin && b <= bmax),
+			    "%llu samples in bucket %u, outside [%u, %u]",
+			    (unsigned long long)d, b, bmin, bmax);
+	}
+	ASSERT_EQ(got, K, "histogram: one count per response");
+out:
+	if (c >= 0)
+		close(c);
+	if (s >= 0)
+		close(s);
+	close(lfd);
+}
+
+void test_responses(void)
+{
+	struct satfeed_bpf *skel;
+	struct sf_pins p;
+	int slot;
+
+	skel = start_engine(SATFEED_WINDOW_SHIFT, false);
+	if (!skel)
+		return;
+	if (engine_maps(skel, &p) &&
+	    ASSERT_OK(watch_self(&p, &slot), "watch self")) {
+		check_tcp(&p, slot);
+		check_proxy(&p, slot);
+		check_udp(&p, slot);
+		check_service(&p, slot);
+	}
+	satfeed_bpf__destroy(skel);
+}
