@@ -61,17 +61,18 @@ TEST_PROGS := $(OUTPUT)/test_window_math $(OUTPUT)/test_sat_rules \
 	      $(OUTPUT)/sf_recursion.bpf.o \
 	      $(OUTPUT)/sfcompat32
 
-# libsatfeed: the user-space side of the consumer contract, linked into
-# every tool and test that opens satfeed's maps
-LIB_OBJ := $(addprefix $(OUTPUT)/,sf_common.o sf_pins.o sf_target.o sf_progstats.o \
-	   sf_selector.o sf_carry.o sf_check.o sf_proc.o sf_root.o \
-	   sf_saferoot.o sf_escape.o sf_metrics.o sf_metrics_targets.o \
-	   sf_reading.o sf_figures.o sf_select.o)
+# libsatfeed: the user-space side of the consumer contract, an archive
+# linked into every tool and test that opens satfeed's maps (its sources:
+# tools/lib/lib.mk)
+SF_LIB_DIR := tools/lib
+include $(SF_LIB_DIR)/lib.mk
+LIB_OBJ := $(patsubst %.c,$(OUTPUT)/%.o,$(SF_LIB_SRCS))
+LIBSATFEED := $(OUTPUT)/libsatfeed.a
 # satfeedctl export: the exposition, the textfile and the loop; the HTTP side
 EXPORT_OBJ := $(addprefix $(OUTPUT)/,sf_export.o sf_export_http.o)
 # the engine's program selection and attach order, and the understudy
 # decision: linked into what loads the engine itself (loader, kernel tests)
-ENGINE_OBJ := $(addprefix $(OUTPUT)/,sf_engine.o sf_preempt.o)
+ENGINE_OBJ := $(patsubst %.c,$(OUTPUT)/%.o,$(SF_ENGINE_SRCS))
 
 all: $(PROGS)
 
@@ -191,11 +192,15 @@ $(LOADER_OBJS) $(OUTPUT)/sf_engine.o: $(OUTPUT)/satfeed.skel.h
 $(TEST_KERNEL_OBJS): $(OUTPUT)/satfeed.skel.h $(OUTPUT)/satfeed_test.skel.h
 $(SFBENCH_OBJS): $(OUTPUT)/satfeed.skel.h $(OUTPUT)/sfbench_empty.skel.h
 
-$(OUTPUT)/satfeed-loader: $(LOADER_OBJS) $(LIB_OBJ) $(ENGINE_OBJ)
+$(LIBSATFEED): $(LIB_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(OUTPUT)/satfeed-loader: $(LOADER_OBJS) $(ENGINE_OBJ) $(LIBSATFEED)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_BPF) -o $@
 
-$(OUTPUT)/satfeedctl: $(SATFEEDCTL_OBJS) $(EXPORT_OBJ) $(LIB_OBJ)
+$(OUTPUT)/satfeedctl: $(SATFEEDCTL_OBJS) $(EXPORT_OBJ) $(LIBSATFEED)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lm -o $@
 
@@ -215,17 +220,17 @@ $(OUTPUT)/test_sat_rules: $(OUTPUT)/test_sat_rules.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
-$(OUTPUT)/test_escape: $(OUTPUT)/test_escape.o $(OUTPUT)/sf_escape.o
+$(OUTPUT)/test_escape: $(OUTPUT)/test_escape.o $(LIBSATFEED)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
-$(OUTPUT)/test_reading: $(OUTPUT)/test_reading.o $(LIB_OBJ)
+$(OUTPUT)/test_reading: $(OUTPUT)/test_reading.o $(LIBSATFEED)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_BPF) -o $@
 
 # test_kernel runs it (and test_cli.sh, and the guest): a 32-bit target,
 # static so that the guest needs no 32-bit libraries (gcc-multilib)
-$(OUTPUT)/test_kernel: $(TEST_KERNEL_OBJS) $(LIB_OBJ) $(ENGINE_OBJ) | \
+$(OUTPUT)/test_kernel: $(TEST_KERNEL_OBJS) $(ENGINE_OBJ) $(LIBSATFEED) | \
 		       $(OUTPUT)/sfcompat32
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -luring -o $@
@@ -234,7 +239,7 @@ $(OUTPUT)/sfcompat32: tests/kernel/sfcompat32.c | $(OUTPUT)
 	$(call msg,CC-M32,$@)
 	$(Q)$(CC) -m32 -static -O2 -Wall -Wextra -Werror -std=gnu11 $< -o $@
 
-$(OUTPUT)/sfbench: $(SFBENCH_OBJS) $(LIB_OBJ)
+$(OUTPUT)/sfbench: $(SFBENCH_OBJS) $(LIBSATFEED)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -pthread $^ $(LDLIBS_BPF) -luring -o $@
 
