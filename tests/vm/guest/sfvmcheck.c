@@ -13,6 +13,9 @@
  *   sfvmcheck level SLOT   print the target's demand level
  *   sfvmcheck published SLOT
  *                          print the engine's windows closed, per stream
+ *   sfvmcheck settled SLOT no stream has samples pending or a chain of
+ *                          gaps open: the age timer (ABI 4) closes and
+ *                          publishes nothing more until the next event
  *   sfvmcheck uclamp PID   print the uclamp.min of every thread of PID
  *                          (sched_getattr), space separated; a thread whose
  *                          /proc/PID/task/TID/sched shows another
@@ -343,7 +346,7 @@ int main(int argc, char **argv)
 				 strtoull(argv[5], NULL, 10));
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: sfvmcheck [--bpffs DIR] push|pull|level|published SLOT\n"
+		fprintf(stderr, "usage: sfvmcheck [--bpffs DIR] push|pull|level|published|settled SLOT\n"
 				"       sfvmcheck uclamp PID | now | rps SLOT SEQ0 T0 T1\n");
 		return 2;
 	}
@@ -361,6 +364,19 @@ int main(int argc, char **argv)
 			return 1;
 		printf("%llu\n", field(line, "level"));
 		return 0;
+	}
+	if (!strcmp(argv[1], "settled")) {
+		for (int s = 0; s < SATFEED_NR_STREAMS; s++) {
+			struct satfeed_stream st;
+
+			read_stream(slot, s, &st);
+			if (st.pending || st.last_ns)
+				bad("%s: %llu samples pending, last event at %llu ns",
+				    stream_names[s],
+				    (unsigned long long)st.pending,
+				    (unsigned long long)st.last_ns);
+		}
+		return mismatches ? 1 : 0;
 	}
 	if (!strcmp(argv[1], "published")) {
 		for (int s = 0; s < SATFEED_NR_STREAMS; s++) {

@@ -344,6 +344,11 @@ check "sfconsumer attach (auto: freplace on tp_btf)" sh -c \
 check "freplace push flows" push_flows
 check "freplace push: exact" sfvmcheck push "$SLOT"
 check "pull on tp_btf: exact" pull_settled
+# --replace detaches the freplace programs before it attaches fentry ones:
+# a window the age timer closes (aged, or quiet) in between reaches no
+# push program, so wait for it to have nothing left to close (2 x max age)
+check "the engine is settled before the replace" \
+	wait_for 10 sfvmcheck settled "$SLOT"
 check "sfconsumer attach --replace --push fentry (fentry on tp_btf)" \
 	sh -c 'sfconsumer --push fentry --replace attach | grep -q "fentry [1-9]"'
 check "fentry push on tp_btf flows" push_flows
