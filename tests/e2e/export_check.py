@@ -249,6 +249,9 @@ FIGURES = {
     "send_cv2": "satfeed_send_dispersion_ratio",
     "recv_cv2": "satfeed_recv_dispersion_ratio",
     "wps": "satfeed_waits_per_send",
+    "resp_rate": "satfeed_response_rate_per_second",
+    "service_mean": "satfeed_service_time_mean_seconds",
+    "service_p99": "satfeed_service_time_p99_seconds",
 }
 REASONS = ("wps_full", "wps_near", "idle_full", "idle_near", "cv2_rise",
            "quiet")

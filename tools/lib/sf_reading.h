@@ -47,7 +47,7 @@
 /* The headline figures of a target. */
 enum sf_fig {
 	SF_FIG_IDLE = 0,	/* poll: idle share of the span */
-	SF_FIG_SEND_RATE,	/* send: sends per second (RPS_obs) */
+	SF_FIG_SEND_RATE,	/* send: sends per second */
 	SF_FIG_RECV_RATE,	/* recv: receives per second */
 	SF_FIG_SEND_CV2,	/* send: dispersion of the gaps, var/mean^2 */
 	SF_FIG_RECV_CV2,	/* recv: the same */
