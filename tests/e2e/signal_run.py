@@ -9,8 +9,10 @@
 # --json --slot SLOT` and the exporter's textfile (CTL export --textfile
 # DIR, started here) are read a few times: "readings" lists, per read, the
 # reading's resp_rate, service_mean and service_p99 (exact strings, with
-# their window), the response stream's newest window rate in the same
-# document, and the exporter's satfeed_response_rate_per_second and
+# their window), the rate of the response stream's newest window in the
+# same document computed here from its samples and sum_ns
+# (floor(samples * 10^12 / sum_ns) thousandths), the rate of the windows of
+# that document closed in the run, and the exporter's satfeed_response_rate_per_second and
 # satfeed_service_time_mean_seconds of the target (None when absent).
 #
 #   signal_run.py ROOT SFLOAD SLOT PORT RATE DURATION [CTL DIR]
@@ -73,8 +75,11 @@ def reading():
            {"value": str(rd[k]["value"]), "window": rd[k]["window"]}
            for k in ("resp_rate", "service_mean", "service_p99")}
     ws = [w for w in resp["windows"] if w["samples"]]
-    fig["newest_window_rate"] = str(resp["windows"][-1]["rate"]) \
-        if resp["windows"] else None
+    fig["newest_window_rate"] = None
+    if resp["windows"] and resp["windows"][-1]["sum_ns"]:
+        w = resp["windows"][-1]
+        milli = w["samples"] * 10**12 // w["sum_ns"]
+        fig["newest_window_rate"] = "%d.%03d" % (milli // 1000, milli % 1000)
     # the windows of this read closed inside the run
     fig["run_windows_rate"] = float(
         sum(w["samples"] for w in ws if w["start_ns"] >= t0) * 10**9 /
