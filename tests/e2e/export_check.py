@@ -63,7 +63,9 @@ import urllib.request
 from decimal import Decimal
 from fractions import Fraction
 
-STREAMS = ("send", "recv", "poll")
+STREAMS = ("send", "recv", "poll", "response", "service")
+# the streams that count failed calls
+CORE = ("send", "recv", "poll")
 
 
 def fetch(url, method="GET", accept=None, timeout=10):
@@ -135,7 +137,7 @@ def windows(prom, target, show_path, seconds):
                     "variance": Fraction(w["var_ns2"], 10**18)}
             got = {"mean": means.get(s, {}).get(ts),
                    "variance": variances.get(s, {}).get(ts)}
-            if s != "poll":
+            if s not in ("poll", "service"):  # no rate of waits, of service
                 want["rate"] = Fraction(str(w["rate"]))
                 got["rate"] = rates.get(s, {}).get(ts)
             for k in want:
@@ -154,8 +156,8 @@ COUNTERS = [
     ("satfeed_windows_total", "seq", STREAMS),
     ("satfeed_window_pending_samples", "pending", STREAMS),
     ("satfeed_calls_total", "calls", STREAMS),
-    ("satfeed_errors_total", "errors", STREAMS),
-    ("satfeed_eagain_total", "eagain", STREAMS),
+    ("satfeed_errors_total", "errors", CORE),
+    ("satfeed_eagain_total", "eagain", CORE),
     ("satfeed_zero_byte_calls_total", "zero_bytes", ("send", "recv")),
     ("satfeed_not_socket_calls_total", "not_socket", ("send", "recv")),
 ]
@@ -249,6 +251,9 @@ FIGURES = {
     "send_cv2": "satfeed_send_dispersion_ratio",
     "recv_cv2": "satfeed_recv_dispersion_ratio",
     "wps": "satfeed_waits_per_send",
+    "resp_rate": "satfeed_response_rate_per_second",
+    "service_mean": "satfeed_service_time_mean_seconds",
+    "service_p99": "satfeed_service_time_p99_seconds",
 }
 REASONS = ("wps_full", "wps_near", "idle_full", "idle_near", "cv2_rise",
            "quiet")

@@ -23,7 +23,7 @@ sf_log "--- one reading: show --json and the exposition ---"
 QUIET=no
 for _ in $(seq 1 100); do
 	J=$("$CTL" show --json --pid "$SRV")
-	QUIET=$(sf_json_get "$J" '"yes" if j["targets"][0]["saturation"]["why"] == 32 and all(j["targets"][0][s]["windows"][-1]["flags"] == 2 and j["targets"][0][s]["pending"] == 0 for s in ("send", "recv", "poll")) else "no"')
+	QUIET=$(sf_json_get "$J" '"yes" if j["targets"][0]["saturation"]["why"] == 32 and all(j["targets"][0][s]["windows"][-1]["flags"] == 2 and j["targets"][0][s]["pending"] == 0 for s in ("send", "recv", "poll", "response", "service")) else "no"')
 	[ "$QUIET" = yes ] && break
 	sleep 0.1
 done
@@ -37,10 +37,14 @@ if [ "$RC" = 0 ]; then
 else
 	sf_fail "the exposition's verdict and figures are show --json's" "$OUT" "$ERR"
 fi
-# quiet: ok, the wps average restarted, the rates the quiet windows' 0,
-# closed (no mark: current while the engine runs), nothing in progress
-ASSERT_EQ "show: quiet: ok, WPS 1000, RPS and RECV/s 0.0 unmarked, no NEXT" "ok 1000 0.0 0.0 -" \
-	"$("$CTL" show --pid "$SRV" | awk -v p="$SRV" '$2 == p { print $4, $5, $9, $10, $11 }')"
+# quiet: ok, the wps average restarted, the rates (RPS: responses, SEND/s:
+# sends) the quiet windows' 0, closed (no mark: current while the engine
+# runs), nothing in progress
+SHOW=$("$CTL" show --pid "$SRV")
+ASSERT_MATCH "show: header: RPS (responses) then SEND/s" \
+	"^TARGET +STATE +WPS +IDLE% +CV2.S +CV2.R +RPS +SEND/s +NEXT$" "$SHOW"
+ASSERT_EQ "show: quiet: ok, WPS 1000, RPS and SEND/s 0.0 unmarked, no NEXT" "ok 1000 0.0 0.0 -" \
+	"$(awk -v p="$SRV" '$2 == p { print $4, $5, $9, $10, $11 }' <<<"$SHOW")"
 
 ######################################################################
 sf_log "--- a cgroup re-created at the same path and added again ---"

@@ -4,9 +4,23 @@
 # while it runs; then, with no traffic, how long until its response and send
 # streams publish a quiet window and its verdict says quiet.  Prints one
 # JSON object.
-import json, subprocess, sys, time
+#
+# With CTL and DIR: while the load runs (from a second in), `CTL show
+# --json --slot SLOT` and the exporter's textfile (CTL export --textfile
+# DIR, started here) are read a few times: "readings" lists, per read, the
+# reading's resp_rate, service_mean and service_p99 (exact strings, with
+# their window), the rate of the response stream's newest window in the
+# same document computed here from its samples and sum_ns
+# (floor(samples * 10^12 / sum_ns) thousandths), the rate of the windows of
+# that document closed in the run, and the exporter's satfeed_response_rate_per_second and
+# satfeed_service_time_mean_seconds of the target (None when absent).
+#
+#   signal_run.py ROOT SFLOAD SLOT PORT RATE DURATION [CTL DIR]
+import json, os, re, subprocess, sys, time
+from decimal import Decimal
 
 root, sfload, slot, port, rate, duration = sys.argv[1:7]
+ctl, tfdir = (sys.argv[7:9] + [None, None])[:2]
 slot = int(slot)
 
 
@@ -36,17 +50,76 @@ def collect(s):
             got[w["seq"]] = w
 
 
+def exported(path):
+    """{metric: value string} of the target's series (slot SLOT)."""
+    vals = {}
+    try:
+        text = open(path).read()
+    except OSError:
+        return vals
+    for line in text.splitlines():
+        m = re.match(r'(\w+)\{([^}]*)\} (\S+)$', line)
+        if m and re.search(r'(^|,)slot="%d"' % slot, m.group(2)):
+            vals.setdefault(m.group(1), m.group(3))
+    return vals
+
+
+def reading():
+    """One read of show --json's reading and the exporter's textfile."""
+    out = subprocess.run([ctl, "--bpffs", root, "show", "--json", "--slot",
+                          str(slot)], check=True, capture_output=True,
+                         text=True).stdout
+    t = json.loads(out, parse_float=Decimal)["targets"][0]
+    rd, resp = t["reading"], t["response"]
+    fig = {k: None if rd.get(k) is None else
+           {"value": str(rd[k]["value"]), "window": rd[k]["window"]}
+           for k in ("resp_rate", "service_mean", "service_p99")}
+    ws = [w for w in resp["windows"] if w["samples"]]
+    fig["newest_window_rate"] = None
+    if resp["windows"] and resp["windows"][-1]["sum_ns"]:
+        w = resp["windows"][-1]
+        milli = w["samples"] * 10**12 // w["sum_ns"]
+        fig["newest_window_rate"] = "%d.%03d" % (milli // 1000, milli % 1000)
+    # the windows of this read closed inside the run
+    fig["run_windows_rate"] = float(
+        sum(w["samples"] for w in ws if w["start_ns"] >= t0) * 10**9 /
+        sum(w["sum_ns"] for w in ws if w["start_ns"] >= t0)) \
+        if any(w["start_ns"] >= t0 for w in ws) else None
+    exp = exported(os.path.join(tfdir, "satfeed.prom"))
+    for m in ("satfeed_response_rate_per_second",
+              "satfeed_service_time_mean_seconds",
+              "satfeed_service_time_p99_seconds"):
+        fig["exp_" + m] = exp.get(m)
+    return fig
+
+
 before = dump("sf_responses")
 seq0 = before["published"]
-t0 = time.monotonic_ns()
-gen = subprocess.Popen([sfload, "--rate", str(rate), "--duration", duration,
-                        "--json", "--no-progress", "127.0.0.1:" + port],
-                       stdout=subprocess.PIPE, text=True)
-while gen.poll() is None:
-    time.sleep(0.3)
-    collect(dump("sf_responses"))
-out = gen.stdout.read()
-t1 = time.monotonic_ns()
+exporter = None
+if ctl:
+    exporter = subprocess.Popen([ctl, "--bpffs", root, "export",
+                                 "--textfile", tfdir, "--interval", "0.2"],
+                                stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+readings = []
+try:
+    t0 = time.monotonic_ns()
+    gen = subprocess.Popen([sfload, "--rate", str(rate), "--duration",
+                            duration, "--json", "--no-progress",
+                            "127.0.0.1:" + port],
+                           stdout=subprocess.PIPE, text=True)
+    while gen.poll() is None:
+        time.sleep(0.3)
+        collect(dump("sf_responses"))
+        # sfload's warm-up and the first windows first
+        if ctl and time.monotonic_ns() - t0 > 1.5e9 and gen.poll() is None:
+            readings.append(reading())
+    out = gen.stdout.read()
+    t1 = time.monotonic_ns()
+finally:
+    if exporter:
+        exporter.terminate()
+        exporter.wait()
 rep = json.loads(out) if out.strip() else {}
 after = dump("sf_responses")
 collect(after)
@@ -54,6 +127,7 @@ ws = [w for q, w in sorted(got.items())
       if q > seq0 and w["start_ns"] >= t0 and w["end_ns"] <= t1
       and w["samples"]]
 res = {"rate": float(rate), "gen_rc": gen.returncode, "report": rep,
+       "readings": readings,
        "achieved": rep.get("achieved_rps"), "windows": len(ws),
        "missed": len([q for q in range(seq0 + 1, after["published"] + 1)
                       if q not in got])}

@@ -335,8 +335,20 @@ ASSERT_MATCH "show --raw: send row" "pid $T python3 +send +1 +651 " "$OUT"
 ASSERT_MATCH "show --raw: header" "TARGET +STREAM +WIN +PEND +MEAN\(us\) +SD\(us\) +CV2 +RATE/s +WAIT% +IDLE% +LAST +WINDOW" "$OUT"
 ASSERT_MATCH "show --raw: the send window is closed and recent" " send .* closed$" \
 	"$(printf '%s\n' "$OUT" | grep ' send ')"
+# a unix socketpair is no client connection (not accepted, not a datagram
+# socket): 2700 sends, no response, no service time
+ASSERT_EQ "show --raw: five stream rows, response and service last" \
+	"send recv poll response service" \
+	"$(printf '%s\n' "$OUT" | sed 1d | cut -c30-37 | xargs)"
+ASSERT_MATCH "show --raw: no response on a socketpair" \
+	"^ +response +0 +0 +- +- +- +- +- +- +never +none$" "$OUT"
+ASSERT_MATCH "show --raw: no service time either" \
+	"^ +service +0 +0 +- +- +- +- +- +- +never +none$" "$OUT"
+ASSERT_EQ "show --json: response and service streams empty, no figures" \
+	"0 0 None None None" \
+	"$(jget "$J" '"%d %d %s %s %s" % (j["targets"][0]["response"]["calls"], j["targets"][0]["service"]["calls"], j["targets"][0]["reading"]["resp_rate"], j["targets"][0]["reading"]["service_mean"], j["targets"][0]["reading"]["service_p99"])')"
 ASSERT_OK "show (a line per target)" "$CTL" show --pid "$T"
-ASSERT_MATCH "show: header, the state first, then the waits per send" "^TARGET +STATE +WPS +IDLE% +CV2.S +CV2.R +RPS +RECV/s +NEXT$" "$OUT"
+ASSERT_MATCH "show: header, the state first, then the waits per send; RPS responses, SEND/s sends" "^TARGET +STATE +WPS +IDLE% +CV2.S +CV2.R +RPS +SEND/s +NEXT$" "$OUT"
 ASSERT_EQ "show: one line per target" 2 "$(printf '%s\n' "$OUT" | wc -l)"
 # the only send window closed before the first wait: nothing to judge yet
 ASSERT_MATCH "show: no waits per send before a window closes after a wait" \

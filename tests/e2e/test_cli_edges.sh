@@ -236,8 +236,10 @@ print("ok" if got == want and f["closes_in_ns"] and f["closes_in_ns"] > 0
 EOF
 )"
 ASSERT_OK "show: partial figures" "$CTL" show
-ASSERT_MATCH "show: the rate is marked partial (~) and NEXT is estimated" \
-	"^pid $T python3 .* [0-9.]+~ +[0-9.]+~ +~[0-9.]+[a-z]+$" "$OUT"
+# RPS counts responses: none on a socketpair (no accepted connection), so
+# '-'; SEND/s is the send rate, partial
+ASSERT_MATCH "show: CV2.R partial, RPS - (no response), SEND/s partial (~), NEXT estimated" \
+	"^pid $T python3 .* [0-9.]+~ +- +[0-9.]+~ +~[0-9.]+[a-z]+$" "$OUT"
 ASSERT_TRUE "traffic: sendto 1949 (the window closes)" sf_traffic sendto 1949
 J=$("$CTL" show --json)
 ASSERT_EQ "send: the closed window is shown" "closed 2048 1 0" \

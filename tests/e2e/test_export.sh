@@ -189,7 +189,7 @@ done
 ASSERT_EQ "63 idle targets added" 63 "$added"
 scrape "$URL"
 ASSERT_EQ "64 targets exported" 64 "$(value satfeed_targets)"
-ASSERT_EQ "192 streams exported" 192 "$(grep -c '^satfeed_calls_total{' <<<"$BODY")"
+ASSERT_EQ "320 streams exported (send, recv, poll, response, service)" 320 "$(grep -c '^satfeed_calls_total{' <<<"$BODY")"
 ASSERT_EQ "the target labels: who, and which instance (slot, gen)" 1 \
 	"$(value "satfeed_target_info\{kind=\"pid\",target=\"$SRV\",comm=\"sfserver\",slot=\"[0-9]+\",gen=\"[0-9]+\",syscalls=\"[a-z0-9_,]+\"\}")"
 
@@ -282,7 +282,7 @@ if [ "$RC" = 0 ]; then
 else
 	sf_fail "scraped windows equal show --json at the same sequence" "$OUT" "$ERR"
 fi
-for s in send recv poll; do
+for s in send recv poll response service; do
 	n=$(sed -n "s/^$s scrapes [0-9]* windows \([0-9]*\)$/\1/p" <<<"$OUT")
 	ASSERT_EQ "$s: >= 4 different windows compared" yes "$([ "${n:-0}" -ge 4 ] && echo yes || echo "no (${n:-0})")"
 done

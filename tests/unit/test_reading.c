@@ -15,7 +15,12 @@
  *    in progress (partial) when there is one, else the old one (stale);
  *  - the reading: the verdict is stale iff no stream has a recent closed
  *    window, waits per send is as recent as the newest send window, a
- *    gone target has no verdict.
+ *    gone target has no verdict;
+ *  - the response rate and the mean service time from their streams
+ *    (closed, partial, stale, with their age), and the service time p99
+ *    from the histogram: the rank ceil(0.99 * count) in exact integers
+ *    (count 0, 1, 100, 101, a total past 2^64, all in the last bucket),
+ *    against bucket bounds computed by hand.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -385,10 +390,192 @@ static void test_reading(void)
 	free(tv);
 }
 
+/* ---- responses and service time ---- */
+
+/* h with count c[i] in bucket b[i], i < k */
+static void hist_set(struct satfeed_svc_hist *h, int k, const __u32 *b,
+		     const __u64 *c)
+{
+	memset(h, 0, sizeof(*h));
+	for (int i = 0; i < k; i++)
+		h->count[b[i]] += c[i];
+}
+
+static void check_p99(const char *what, int k, const __u32 *b,
+		      const __u64 *c, bool want_ok, __u64 want_ns,
+		      __u64 want_count)
+{
+	struct satfeed_svc_hist h;
+	__u64 p99 = 12345, count = 12345;
+	bool ok;
+
+	hist_set(&h, k, b, c);
+	ok = sf_svc_p99_ns(&h, &p99, &count);
+	ASSERT_EQ(ok, want_ok, what);
+	ASSERT_TRUE(p99 == want_ns, "%s: p99 %llu ns, want %llu", what,
+		    (unsigned long long)p99, (unsigned long long)want_ns);
+	ASSERT_TRUE(count == want_count, "%s: count %llu, want %llu", what,
+		    (unsigned long long)count, (unsigned long long)want_count);
+}
+
+static void test_p99(void)
+{
+	/* by hand: bucket 10 holds 12..13 ns (e = 3, bits 10), its lower
+	 * bound (4 + 2) << 1 = 12; bucket 50 holds 12288..14335 ns (e = 13,
+	 * bits 10), (4 + 2) << 11 = 12288; bucket 37: (4 + 1) << 8 = 1280;
+	 * bucket 127, the last: (4 + 3) << 30 = 7516192768 and up */
+	const __u32 b10_50[] = { 10, 50 }, b37[] = { 37 }, b127[] = { 127 };
+	const __u32 b3[] = { 3 }, b01[] = { 0, 1 };
+
+	ASSERT_EQ(satfeed_svc_bucket(12), 10, "bucket of 12 ns");
+	ASSERT_EQ(satfeed_svc_bucket(13), 10, "bucket of 13 ns");
+	ASSERT_EQ(satfeed_svc_bucket(14), 11, "bucket of 14 ns");
+	ASSERT_EQ(satfeed_svc_bucket(12288), 50, "bucket of 12288 ns");
+	ASSERT_EQ(satfeed_svc_bucket(14335), 50, "bucket of 14335 ns");
+	ASSERT_EQ(satfeed_svc_bucket(1300), 37, "bucket of 1300 ns");
+	ASSERT_EQ(satfeed_svc_bucket(~0ULL), 127, "bucket of 2^64 - 1 ns");
+	check_p99("count 0: none", 0, NULL, NULL, false, 0, 0);
+	check_p99("count 1: its bucket", 1, b37, (const __u64[]){ 1 }, true,
+		  1280, 1);
+	check_p99("count 1 in bucket 3: 3 ns", 1, b3, (const __u64[]){ 1 },
+		  true, 3, 1);
+	/* 100: rank 99 */
+	check_p99("100 = 99 + 1: rank 99 in the first", 2, b10_50,
+		  (const __u64[]){ 99, 1 }, true, 12, 100);
+	check_p99("100 = 98 + 2: rank 99 in the second", 2, b10_50,
+		  (const __u64[]){ 98, 2 }, true, 12288, 100);
+	/* 101: rank ceil(99.99) = 100 (a floor would say 99) */
+	check_p99("101 = 100 + 1: rank 100 in the first", 2, b10_50,
+		  (const __u64[]){ 100, 1 }, true, 12, 101);
+	check_p99("101 = 99 + 2: rank 100 in the second", 2, b10_50,
+		  (const __u64[]){ 99, 2 }, true, 12288, 101);
+	check_p99("all in the last bucket", 1, b127, (const __u64[]){ 5 },
+		  true, 7516192768ULL, 5);
+	/* 2^63 + 2^63: the total (2^64) and 99 * total in 128 bits; rank
+	 * ceil(0.99 * 2^64) lies in the second; the count reads capped */
+	check_p99("a total of 2^64: exact rank", 2, b01,
+		  (const __u64[]){ 1ULL << 63, 1ULL << 63 }, true, 1, ~0ULL);
+}
+
+/* A stream of id `stream` with one closed window (and p pending). */
+static void resp_view(struct sf_target_view *tv, __u64 end, __u32 p)
+{
+	closed_stream(&tv->resp, end, 2000000, p);
+	closed_stream(&tv->svc, end, 2000000, p);
+	/* a service-time window: mean 40 us */
+	tv->svc.hist[0].mean_ns = 40000;
+	tv->svc.hist[0].rate_milli = 1;	/* means nothing for svc */
+}
+
+static void test_service(void)
+{
+	struct sf_target_view *tv = calloc(1, sizeof(*tv));
+	struct sf_reading *r = calloc(1, sizeof(*r));
+	const struct sf_fig_value *rr, *sm, *sp;
+	__u64 end = 7000 * SEC, now = end + SEC;
+
+	tv->t.kind = SATFEED_TARGET_CGROUP;
+	tv->t.id = 77;
+	tv->t.gen = 2;
+	rr = &r->fig[SF_FIG_RESP_RATE];
+	sm = &r->fig[SF_FIG_SVC_MEAN];
+	sp = &r->fig[SF_FIG_SVC_P99];
+
+	/* nothing counted: no figure */
+	sf_reading_build(r, tv, 2048, SEC, now);
+	ASSERT_EQ(rr->source | sm->source | sp->source, SF_FIG_NONE,
+		  "no responses: no response or service figure");
+	/* a histogram but no service-time window: no p99 either */
+	tv->hist.count[37] = 1;
+	sf_reading_build(r, tv, 2048, SEC, now);
+	ASSERT_EQ(sp->source, SF_FIG_NONE, "p99 without a svc window: none");
+	ASSERT_EQ(r->svc_count, 1, "svc_count: the histogram's");
+
+	/* closed windows: 2048 responses over 2 ms, mean service 40 us; the
+	 * histogram: 99 at 12..13 ns, 2 at 12288.. ns: rank 100 of 101 */
+	resp_view(tv, end, 0);
+	memset(&tv->hist, 0, sizeof(tv->hist));
+	tv->hist.count[10] = 99;
+	tv->hist.count[50] = 2;
+	sf_reading_build(r, tv, 2048, SEC, now);
+	ASSERT_EQ(rr->source, SF_FIG_CLOSED, "resp_rate: closed");
+	ASSERT_EQ(rr->value, 1024000000ULL,
+		  "resp_rate: 2048 * 10^12 / 2 ms = 1024000/s, milli");
+	ASSERT_EQ(rr->age_ns, SEC, "resp_rate: age since it closed");
+	ASSERT_EQ(sm->source, SF_FIG_CLOSED, "service_mean: closed");
+	ASSERT_EQ(sm->value, 40000, "service_mean: the window's mean, ns");
+	ASSERT_EQ(sm->age_ns, SEC, "service_mean: age");
+	ASSERT_EQ(sp->source, SF_FIG_CLOSED, "service_p99: the svc window's");
+	ASSERT_EQ(sp->value, 12288, "service_p99: bucket 50's lower bound");
+	ASSERT_EQ(sp->age_ns, SEC, "service_p99: the svc window's age");
+	ASSERT_EQ(r->svc_count, 101, "svc_count: 101");
+	ASSERT_EQ(r->resp.published, 1, "resp stream: one window");
+	ASSERT_EQ(r->svc.newest.mean_ns, 40000, "svc stream: newest window");
+	ASSERT_TRUE(sf_reading_stream(r, SATFEED_STREAM_RESP) == &r->resp &&
+		    sf_reading_stream(r, SATFEED_STREAM_SVC) == &r->svc &&
+		    sf_reading_stream(r, SATFEED_STREAM_POLL) ==
+			    &r->s[SATFEED_STREAM_POLL],
+		    "sf_reading_stream: the reading's streams");
+	ASSERT_TRUE(sf_view_stream(tv, SATFEED_STREAM_SVC) == &tv->svc,
+		    "sf_view_stream: the view's svc");
+
+	/* stale: no tick and no update for 2 T: the engine stopped */
+	tv->verdict.gen = 2;
+	tv->verdict.state = SATFEED_SAT_OK;
+	tv->verdict.updated_ns = end;
+	sf_reading_build(r, tv, 2048, SEC, end + 2 * SEC + 1);
+	ASSERT_EQ(rr->source, SF_FIG_STALE, "engine stopped: resp_rate stale");
+	ASSERT_EQ(sm->source, SF_FIG_STALE, "engine stopped: mean stale");
+	ASSERT_EQ(sp->source, SF_FIG_STALE, "engine stopped: p99 stale");
+	ASSERT_EQ(sp->value, 12288, "stale p99: the same bucket");
+	/* its own staleness: max(3 spans, 2 s) after it closed */
+	memset(&tv->verdict, 0, sizeof(tv->verdict));
+	sf_reading_build(r, tv, 2048, SEC, end + SF_STALE_MIN_NS + 1);
+	ASSERT_EQ(sm->source, SF_FIG_STALE, "old svc window: stale");
+	ASSERT_EQ(sm->age_ns, SF_STALE_MIN_NS + 1, "stale: its age");
+
+	/* partial: 5 pending, xs[i] = 1000 + i, their last at end + 10 +
+	 * 5010: mean floor(5010 / 5) = 1002 ns; rate 5 * 10^12 / 5010 */
+	resp_view(tv, end, 5);
+	sf_reading_build(r, tv, 2048, SEC, end + SF_STALE_MIN_NS + 1);
+	ASSERT_EQ(rr->source, SF_FIG_PARTIAL, "resp_rate: partial");
+	ASSERT_EQ(rr->value, 5000000000000ULL / 5010,
+		  "resp_rate: partial p 10^12 / S1");
+	ASSERT_EQ(sm->source, SF_FIG_PARTIAL, "service_mean: partial");
+	ASSERT_EQ(sm->value, 1002, "service_mean: floor(S1 / p)");
+	ASSERT_EQ(sm->age_ns, SF_STALE_MIN_NS + 1 - 10 - 5010,
+		  "service_mean: age since the last sample");
+	ASSERT_EQ(sp->source, SF_FIG_PARTIAL, "service_p99: partial");
+	ASSERT_EQ(sp->age_ns, sm->age_ns, "service_p99: the same age");
+
+	/* a quiet service-time window: mean 0, current */
+	{
+		struct satfeed_window *q = &tv->svc.hist[1];
+
+		resp_view(tv, end, 0);
+		tv->svc.published = 2;
+		memset(q, 0, sizeof(*q));
+		q->seq = q->seq_end = 2;
+		q->start_ns = end;
+		q->end_ns = end + SEC;
+		q->flags = SATFEED_WIN_QUIET;
+		tv->svc.last_ns = 0;
+		sf_reading_build(r, tv, 2048, SEC, end + 100 * SEC);
+		ASSERT_EQ(sm->source, SF_FIG_CLOSED, "quiet svc: closed");
+		ASSERT_EQ(sm->value, 0, "quiet svc: mean 0");
+		ASSERT_EQ(sp->value, 12288, "quiet svc: p99 since added");
+		ASSERT_EQ(r->svc.last_ns, end, "quiet svc: last event");
+	}
+	free(r);
+	free(tv);
+}
+
 int main(void)
 {
 	test_partial();
 	test_stale();
 	test_reading();
+	test_p99();
+	test_service();
 	return sf_test_summary("test_reading");
 }

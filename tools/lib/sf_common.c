@@ -44,6 +44,15 @@ const char *const sf_stream_names[SATFEED_NR_STREAMS] = {
 	"send", "recv", "poll"
 };
 
+const char *sf_stream_name(__u32 stream)
+{
+	if (stream < SATFEED_NR_STREAMS)
+		return sf_stream_names[stream];
+	if (stream == SATFEED_STREAM_RESP)
+		return "response";
+	return stream == SATFEED_STREAM_SVC ? "service" : "?";
+}
+
 static const char *const attach_names[] = {
 	[SATFEED_ATTACH_NONE] = "none",
 	[SATFEED_ATTACH_FENTRY] = "fentry",

@@ -45,6 +45,12 @@ struct sf_syscall_desc {
  * from SATFEED_SC_URING_FIRST on ("io_uring_<name>"). */
 extern const struct sf_syscall_desc sf_syscalls[SATFEED_SC_NR_BITS];
 extern const char *const sf_stream_names[SATFEED_NR_STREAMS];
+/*
+ * The name of stream `stream` as the outputs print it: sf_stream_names[]
+ * for send, recv and poll, "response" (SATFEED_STREAM_RESP) and "service"
+ * (SATFEED_STREAM_SVC), "?" for another id.
+ */
+const char *sf_stream_name(__u32 stream);
 
 const char *sf_attach_name(__u32 mode);
 int sf_attach_parse(const char *s, __u32 *mode);

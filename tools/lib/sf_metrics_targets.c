@@ -50,8 +50,15 @@ static void sample(struct sf_buf *b, const char *name, const char *suffix,
 
 /* ---- per stream: the newest closed window, the counters ---- */
 
-#define STREAM_ALL	((1U << SATFEED_NR_STREAMS) - 1)
+/*
+ * The streams of a family, bits of enum satfeed_stream_id: the three of
+ * sf_streams (CORE), the response and service-time streams, and all five
+ * (ALL).  Failed calls are counted by the send, recv and poll streams only.
+ */
+#define STREAM_CORE	((1U << SATFEED_NR_STREAMS) - 1)
 #define STREAM_SOCK	((1U << SATFEED_STREAM_SEND) | (1U << SATFEED_STREAM_RECV))
+#define STREAM_RESP	(1U << SATFEED_STREAM_RESP)
+#define STREAM_ALL	(STREAM_CORE | STREAM_RESP | (1U << SATFEED_STREAM_SVC))
 
 enum stream_value {
 	V_RATE, V_MEAN, V_VAR, V_CLAMPED, V_END, V_PENDING, V_WINDOWS,
@@ -72,11 +79,11 @@ struct stream_family {
 
 static const struct stream_family stream_families[] = {
 	{ "satfeed_window_rate_per_second", GAUGE, V_RATE, 3,
-	  STREAM_SOCK, true, false,
-	  "Events per second in the latest closed window of N samples: N over the sum of its gaps. Stream send: RPS_obs, the requests served per second." },
+	  STREAM_SOCK | STREAM_RESP, true, false,
+	  "Events per second in the latest closed window of N samples: N over the sum of its gaps. Stream response: RPS_obs, the requests served per second." },
 	{ "satfeed_window_mean_seconds", GAUGE, V_MEAN, 9, STREAM_ALL,
 	  true, false,
-	  "Mean sample of the latest closed window: the gap between calls (send, recv) or the duration of a wait (poll)." },
+	  "Mean sample of the latest closed window: the gap between calls (send, recv) or responses (response), the duration of a wait (poll), or the service time (service)." },
 	{ "satfeed_window_variance_seconds_squared", GAUGE, V_VAR, 18,
 	  STREAM_ALL, true, false,
 	  "Exact population variance of the latest closed window's samples (saturation: it rises sharply past the saturation point)." },
@@ -91,10 +98,10 @@ static const struct stream_family stream_families[] = {
 	{ "satfeed_windows", COUNTER, V_WINDOWS, 0, STREAM_ALL, false, false,
 	  "Windows closed: the sequence number of the latest one." },
 	{ "satfeed_calls", COUNTER, V_CALLS, 0, STREAM_ALL, false, false,
-	  "Calls counted: sends or receives that moved bytes, waits that ended." },
-	{ "satfeed_errors", COUNTER, V_ERRORS, 0, STREAM_ALL, false, false,
+	  "Calls counted: sends or receives that moved bytes, waits that ended; responses (stream response) and service times (stream service, one per response)." },
+	{ "satfeed_errors", COUNTER, V_ERRORS, 0, STREAM_CORE, false, false,
 	  "Calls that failed with an error other than EAGAIN." },
-	{ "satfeed_eagain", COUNTER, V_EAGAIN, 0, STREAM_ALL, false, false,
+	{ "satfeed_eagain", COUNTER, V_EAGAIN, 0, STREAM_CORE, false, false,
 	  "Calls that failed with EAGAIN." },
 	{ "satfeed_zero_byte_calls", COUNTER, V_ZERO, 0, STREAM_SOCK,
 	  false, false, "Calls that returned 0: they moved nothing." },
@@ -140,15 +147,16 @@ static void write_stream_family(struct sf_buf *b, const struct scrape *sc,
 	for (__u32 i = 0; i < sc->nr_rows; i++) {
 		const struct sf_reading *r = &sc->rows[i];
 
-		for (int s = 0; s < SATFEED_NR_STREAMS; s++) {
-			const struct sf_reading_stream *sr = &r->s[s];
+		for (__u32 s = 0; s < SF_VIEW_STREAMS; s++) {
+			const struct sf_reading_stream *sr =
+				sf_reading_stream(r, s);
 			__u64 v = stream_value(sc, sr, f->value);
 
 			if (!(f->streams & (1U << s)) ||
 			    (f->window && !sr->published) || (f->stamp && !v))
 				continue;
 			snprintf(extra, sizeof(extra), "stream=\"%s\"",
-				 sf_stream_names[s]);
+				 sf_stream_name(s));
 			sample(b, f->name, sf_mx_sample_suffix[f->type], r,
 			       extra, v, f->decimals);
 		}

@@ -513,6 +513,17 @@ int sf_target_view_next(const struct sf_pins *p,
 			return err;
 		if (v->verdict.gen != v->t.gen)
 			memset(&v->verdict, 0, sizeof(v->verdict));
+		err = sf_stream_read(p, *slot, SATFEED_STREAM_RESP, &v->resp) ?:
+		      sf_stream_read(p, *slot, SATFEED_STREAM_SVC, &v->svc) ?:
+		      sf_svc_hist_read(p, *slot, &v->hist);
+		if (err)
+			return err;
+		if (v->resp.gen != v->t.gen)
+			memset(&v->resp, 0, sizeof(v->resp));
+		if (v->svc.gen != v->t.gen)
+			memset(&v->svc, 0, sizeof(v->svc));
+		if (v->hist.gen != v->t.gen)
+			memset(&v->hist, 0, sizeof(v->hist));
 		v->slot = *slot;
 		return 1;
 	}
@@ -527,6 +538,12 @@ int sf_stream_reset(const struct sf_pins *p, __u32 slot, __u32 stream,
 	int fd = stream_fd_key(p, slot, stream, &key);
 
 	return bpf_map_update_elem(fd, &key, &s, BPF_F_LOCK) ? -errno : 0;
+}
+
+int sf_svc_hist_read(const struct sf_pins *p, __u32 slot,
+		     struct satfeed_svc_hist *h)
+{
+	return bpf_map_lookup_elem(p->svc_hist_fd, &slot, h) ? -errno : 0;
 }
 
 int sf_svc_hist_reset(const struct sf_pins *p, __u32 slot, __u32 gen)

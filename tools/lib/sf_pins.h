@@ -162,11 +162,30 @@ struct sf_target_view {
 	struct satfeed_stream st[SATFEED_NR_STREAMS];
 	/* all zero (UNKNOWN) when the one read is not of t.gen */
 	struct satfeed_verdict verdict;
+	/* each all zero when the one read is not of t.gen: */
+	struct satfeed_stream resp;	/* responses (SATFEED_STREAM_RESP) */
+	struct satfeed_stream svc;	/* service time (..._SVC) */
+	struct satfeed_svc_hist hist;	/* its histogram, since added */
 };
+
+/* The streams a view holds: st[] (send, recv, poll), resp, svc. */
+#define SF_VIEW_STREAMS		(SATFEED_STREAM_SVC + 1)
+
+/* Stream `stream` (enum satfeed_stream_id, RESP or SVC) of a view. */
+static inline const struct satfeed_stream *
+sf_view_stream(const struct sf_target_view *v, __u32 stream)
+{
+	if (stream == SATFEED_STREAM_RESP)
+		return &v->resp;
+	if (stream == SATFEED_STREAM_SVC)
+		return &v->svc;
+	return &v->st[stream];
+}
 
 /*
  * The next watched target of tab (sf_target_table_read()) from slot *slot
- * on, with its three streams and its verdict each copied under its lock:
+ * on, with its three streams and its verdict each copied under its lock,
+ * and its response and service-time streams and histogram:
  * the one reader of the windows that every consumer (show, watch, export)
  * goes through.  A target whose slot has been reused since tab was read (a
  * stream of another generation) is skipped.  Returns 1 with *v filled and
@@ -198,11 +217,19 @@ int sf_rules_write(const struct sf_pins *p, __u32 slot, __u32 gen,
 		   const struct satfeed_sat_rules *r);
 
 /*
- * The discovery counts of target slot `slot` (sf_discover).  0 or -errno.
+ * The service-time histogram of slot (sf_svc_hist).  Not a snapshot: each
+ * count is whole, and counts only grow while it is read.  It belongs to
+ * the target only when h->gen equals the target's gen.  0 or -errno.
  */
-/* Reset slot's service-time histogram to generation gen. */
+int sf_svc_hist_read(const struct sf_pins *p, __u32 slot,
+		     struct satfeed_svc_hist *h);
+
+/* Reset slot's service-time histogram to generation gen.  0 or -errno. */
 int sf_svc_hist_reset(const struct sf_pins *p, __u32 slot, __u32 gen);
 
+/*
+ * The discovery counts of target slot `slot` (sf_discover).  0 or -errno.
+ */
 int sf_discover_read(const struct sf_pins *p, __u32 slot,
 		     struct satfeed_discover *d);
 

@@ -8,11 +8,13 @@
 #include "sf_reading.h"
 #include "sf_selector.h"
 
+typedef unsigned __int128 u128;
+
 const struct sf_fig_desc sf_figs[SF_NR_FIGS] = {
 	[SF_FIG_IDLE] = { "idle", "satfeed_idle_ratio", 3,
-		"Idle share: time spent in waits for work (wait time less run-queue time) over the span of the poll window, summed over the threads that wait (above 1 while several wait at once)." },
+		"Idle share: time spent in waits for work (wait time less run-queue time) over the span of the poll window times the threads that waited in it (0 to 1)." },
 	[SF_FIG_SEND_RATE] = { "send_rate", "satfeed_send_rate_per_second", 3,
-		"Sends per second (RPS_obs): samples over the sum of the gaps between sends." },
+		"Sends per second: samples over the sum of the gaps between send-family calls (a response of several sends counts each)." },
 	[SF_FIG_RECV_RATE] = { "recv_rate", "satfeed_recv_rate_per_second", 3,
 		"Receives per second: samples over the sum of the gaps between receives." },
 	[SF_FIG_SEND_CV2] = { "send_cv2", "satfeed_send_dispersion_ratio", 3,
@@ -21,6 +23,15 @@ const struct sf_fig_desc sf_figs[SF_NR_FIGS] = {
 		"Dispersion of the gaps between receives: variance over squared mean (squared coefficient of variation)." },
 	[SF_FIG_WPS] = { "wps", "satfeed_waits_per_send", 3,
 		"Waits that ended per send, smoothed over send windows: what the verdict's wps rules compare." },
+	[SF_FIG_RESP_RATE] = { "resp_rate",
+		"satfeed_response_rate_per_second", 3,
+		"Responses per second (RPS_obs): samples over the sum of the gaps between responses, a response being the first send on a client connection after a receive on it." },
+	[SF_FIG_SVC_MEAN] = { "service_mean",
+		"satfeed_service_time_mean_seconds", 9,
+		"Mean service time: from a request's first receive to its response's first send on that connection, over the service-time window, seconds (exact: ns)." },
+	[SF_FIG_SVC_P99] = { "service_p99",
+		"satfeed_service_time_p99_seconds", 9,
+		"Service time p99 since the target was added: the lower bound of the histogram bucket (log-linear, each at most 25% wide) where the cumulative count reaches 99%, seconds (exact: ns)." },
 };
 
 const char *const sf_reason_names[SF_NR_REASONS] = {
@@ -93,6 +104,73 @@ static bool engine_stopped(const struct satfeed_verdict *v, __u64 max_age_ns,
 	return last && now > last && now - last > 2 * max_age_ns;
 }
 
+bool sf_svc_p99_ns(const struct satfeed_svc_hist *h, __u64 *p99_ns,
+		   __u64 *count)
+{
+	u128 total = 0, rank, cum = 0;
+	__u32 b;
+
+	for (b = 0; b < SATFEED_SVC_BUCKETS; b++)
+		total += h->count[b];
+	if (count)
+		*count = total > ~0ULL ? ~0ULL : (__u64)total;
+	*p99_ns = 0;
+	if (!total)
+		return false;
+	/* ceil(99 * total / 100): the rank of the 99th percentile sample */
+	rank = (total * 99 + 99) / 100;
+	for (b = 0; b < SATFEED_SVC_BUCKETS - 1; b++) {
+		cum += h->count[b];
+		if (cum >= rank)
+			break;
+	}
+	*p99_ns = satfeed_svc_bucket_lo(b);
+	return true;
+}
+
+/* Stream st (stream id s) into o, as of now. */
+static void read_stream(struct sf_reading_stream *o,
+			const struct satfeed_stream *st, __u32 s, __u32 n,
+			__u64 now, bool stopped)
+{
+	const struct satfeed_window *w = satfeed_newest_window(st);
+
+	o->published = st->published;
+	o->pending = st->pending;
+	o->calls = st->calls;
+	o->errors = st->errors;
+	o->eagain = st->eagain;
+	o->zero_bytes = st->zero_bytes;
+	o->not_socket = st->not_socket;
+	o->last_ns = st->last_ns;
+	/* a quiet window ends the chain (last_ns 0) and starts at the last
+	 * event */
+	if (!o->last_ns && w && (w->flags & SATFEED_WIN_QUIET))
+		o->last_ns = w->start_ns;
+	if (w)
+		o->newest = *w;
+	sf_stream_figures(st, s, n, now, &o->f);
+	/* no closed figure is current from a stopped engine */
+	if (stopped && o->f.source == SF_FIG_CLOSED)
+		o->f.source = SF_FIG_STALE;
+}
+
+/*
+ * The service-time figures: the svc stream's mean with its window and
+ * age, and the histogram's p99 (since added) with the same window and age
+ * (none while the stream has no figure or the histogram counts none).
+ */
+static void service_figures(struct sf_reading *r,
+			    const struct satfeed_svc_hist *h)
+{
+	const struct sf_figures *f = &r->svc.f;
+	__u64 p99;
+
+	from_stream(&r->fig[SF_FIG_SVC_MEAN], f, f->mean_ns);
+	if (sf_svc_p99_ns(h, &p99, &r->svc_count) && f->source != SF_FIG_NONE)
+		from_stream(&r->fig[SF_FIG_SVC_P99], f, p99);
+}
+
 void sf_reading_build(struct sf_reading *r, const struct sf_target_view *tv,
 		      __u32 n, __u64 max_age_ns, __u64 now)
 {
@@ -106,30 +184,11 @@ void sf_reading_build(struct sf_reading *r, const struct sf_target_view *tv,
 	r->v = tv->verdict;
 	memset(&r->v.lock, 0, sizeof(r->v.lock));
 	r->now = now;
-	for (int s = 0; s < SATFEED_NR_STREAMS; s++) {
-		const struct satfeed_stream *st = &tv->st[s];
-		const struct satfeed_window *w = satfeed_newest_window(st);
-		struct sf_reading_stream *o = &r->s[s];
-
-		o->published = st->published;
-		o->pending = st->pending;
-		o->calls = st->calls;
-		o->errors = st->errors;
-		o->eagain = st->eagain;
-		o->zero_bytes = st->zero_bytes;
-		o->not_socket = st->not_socket;
-		o->last_ns = st->last_ns;
-		/* a quiet window ends the chain (last_ns 0) and starts at
-		 * the last event */
-		if (!o->last_ns && w && (w->flags & SATFEED_WIN_QUIET))
-			o->last_ns = w->start_ns;
-		if (w)
-			o->newest = *w;
-		sf_stream_figures(st, s, n, now, &o->f);
-		/* no closed figure is current from a stopped engine */
-		if (stopped && o->f.source == SF_FIG_CLOSED)
-			o->f.source = SF_FIG_STALE;
-	}
+	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++)
+		read_stream(&r->s[s], &tv->st[s], s, n, now, stopped);
+	read_stream(&r->resp, &tv->resp, SATFEED_STREAM_RESP, n, now,
+		    stopped);
+	read_stream(&r->svc, &tv->svc, SATFEED_STREAM_SVC, n, now, stopped);
 	if (!r->gone && r->v.state != SATFEED_SAT_UNKNOWN) {
 		r->verdict_stale = stopped;
 		r->verdict_age_ns = now > r->v.updated_ns ?
@@ -144,4 +203,7 @@ void sf_reading_build(struct sf_reading *r, const struct sf_target_view *tv,
 	from_stream(&r->fig[SF_FIG_RECV_RATE], f, f->rate_milli);
 	from_stream(&r->fig[SF_FIG_RECV_CV2], f, f->cv2_permille);
 	wps_figure(r);
+	f = &r->resp.f;
+	from_stream(&r->fig[SF_FIG_RESP_RATE], f, f->rate_milli);
+	service_figures(r, &tv->hist);
 }

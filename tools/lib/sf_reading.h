@@ -29,6 +29,12 @@
  * from (closed, partial, stale) and its age.  A figure is added in one
  * place, sf_figs[] and its fill in sf_reading.c, and every output that
  * walks sf_figs[] (the JSON's "reading", the exporter) shows it.
+ *
+ * The response rate is RPS_obs (the response stream, satfeed.h
+ * SATFEED_STREAM_RESP); the mean service time is the service-time
+ * stream's (SATFEED_STREAM_SVC), with its window and age; the service
+ * time p99 is the histogram's (sf_svc_hist), counted since the target was
+ * added, and takes the window and age of the service-time stream.
  */
 #ifndef __SF_READING_H
 #define __SF_READING_H
@@ -41,11 +47,14 @@
 /* The headline figures of a target. */
 enum sf_fig {
 	SF_FIG_IDLE = 0,	/* poll: idle share of the span */
-	SF_FIG_SEND_RATE,	/* send: sends per second (RPS_obs) */
+	SF_FIG_SEND_RATE,	/* send: sends per second */
 	SF_FIG_RECV_RATE,	/* recv: receives per second */
 	SF_FIG_SEND_CV2,	/* send: dispersion of the gaps, var/mean^2 */
 	SF_FIG_RECV_CV2,	/* recv: the same */
 	SF_FIG_WPS,		/* waits per send, smoothed (the verdict's) */
+	SF_FIG_RESP_RATE,	/* resp: responses per second (RPS_obs) */
+	SF_FIG_SVC_MEAN,	/* svc: mean service time, ns */
+	SF_FIG_SVC_P99,		/* hist: service p99 since added, ns */
 	SF_NR_FIGS,
 };
 
@@ -93,8 +102,22 @@ struct sf_reading {
 	__u64 verdict_age_ns;	/* since it was last evaluated, 0: never */
 	struct sf_fig_value fig[SF_NR_FIGS];
 	struct sf_reading_stream s[SATFEED_NR_STREAMS];
+	struct sf_reading_stream resp;	/* responses (STREAM_RESP) */
+	struct sf_reading_stream svc;	/* service time (STREAM_SVC) */
+	__u64 svc_count;	/* service times since added (sf_svc_hist) */
 	__u64 now;		/* CLOCK_MONOTONIC of the reading */
 };
+
+/* Stream `stream` (enum satfeed_stream_id, RESP or SVC) of a reading. */
+static inline const struct sf_reading_stream *
+sf_reading_stream(const struct sf_reading *r, __u32 stream)
+{
+	if (stream == SATFEED_STREAM_RESP)
+		return &r->resp;
+	if (stream == SATFEED_STREAM_SVC)
+		return &r->svc;
+	return &r->s[stream];
+}
 
 /*
  * Build r from tv (read with sf_target_view_next()), n samples per window,
@@ -103,6 +126,16 @@ struct sf_reading {
  */
 void sf_reading_build(struct sf_reading *r, const struct sf_target_view *tv,
 		      __u32 n, __u64 max_age_ns, __u64 now);
+
+/*
+ * The p99 of the service times counted in h: the lower bound
+ * (satfeed_svc_bucket_lo()) of the bucket where the cumulative count
+ * reaches ceil(0.99 * count), count the sum of h's buckets, exact integer
+ * arithmetic.  Returns false (and *p99_ns 0) when h counts none.  *count,
+ * when not NULL, gets that sum.
+ */
+bool sf_svc_p99_ns(const struct satfeed_svc_hist *h, __u64 *p99_ns,
+		   __u64 *count);
 
 /* "gone", or the verdict's state ("unknown", "ok", "near", "full") */
 const char *sf_reading_state_name(const struct sf_reading *r);

@@ -94,6 +94,8 @@ struct skips {
 	int n;			/* programs, or -errno */
 	__u64 total;
 	__u64 stream[SATFEED_NR_STREAMS];
+	__u64 resp;		/* of the programs that feed the response and
+				 * service-time streams: send or recv ones */
 	__u64 begin_ns;		/* every skip up to here is counted ... */
 	__u64 end_ns;		/* ... and none after here */
 };

@@ -87,8 +87,8 @@ static void fmt_next(char *buf, size_t len, const struct sf_reading *r)
 {
 	__u64 soonest = 0;
 
-	for (int s = 0; s < SATFEED_NR_STREAMS; s++) {
-		__u64 c = r->s[s].f.closes_in_ns;
+	for (__u32 s = 0; s < SF_VIEW_STREAMS; s++) {
+		__u64 c = sf_reading_stream(r, s)->f.closes_in_ns;
 
 		if (c && (!soonest || c < soonest))
 			soonest = c;
@@ -101,18 +101,21 @@ static void fmt_next(char *buf, size_t len, const struct sf_reading *r)
 	fmt_dur(buf + 1, len - 1, soonest);
 }
 
-/* 80 columns: the state, then the figure its default rules judge */
+/*
+ * 80 columns: the state, then the figure its default rules judge; RPS is
+ * the response stream's rate (RPS_obs), SEND/s every send's.
+ */
 #define SUMMARY_FMT "%-23.23s %-7s %4s %6s %6s %6s %7s %7s %6s\n"
 
 static void summary_header(void)
 {
 	printf(SUMMARY_FMT, "TARGET", "STATE", "WPS", "IDLE%", "CV2.S",
-	       "CV2.R", "RPS", "RECV/s", "NEXT");
+	       "CV2.R", "RPS", "SEND/s", "NEXT");
 }
 
 static void summary_row(const struct view *vw, const struct sf_target_view *tv)
 {
-	char label[160], idle[32], cs[32], cr[32], rps[32], rr[32], next[32];
+	char label[160], idle[32], cs[32], cr[32], rps[32], sr[32], next[32];
 	char wps[16], state[16];
 	struct sf_reading rd, *r = &rd;
 
@@ -126,13 +129,13 @@ static void summary_row(const struct view *vw, const struct sf_target_view *tv)
 	fmt_fig(idle, sizeof(idle), &r->fig[SF_FIG_IDLE], 0, 1);
 	fmt_cv2(cs, sizeof(cs), &r->fig[SF_FIG_SEND_CV2]);
 	fmt_cv2(cr, sizeof(cr), &r->fig[SF_FIG_RECV_CV2]);
-	fmt_rate(rps, sizeof(rps), &r->fig[SF_FIG_SEND_RATE]);
-	fmt_rate(rr, sizeof(rr), &r->fig[SF_FIG_RECV_RATE]);
+	fmt_rate(rps, sizeof(rps), &r->fig[SF_FIG_RESP_RATE]);
+	fmt_rate(sr, sizeof(sr), &r->fig[SF_FIG_SEND_RATE]);
 	fmt_next(next, sizeof(next), r);
-	printf(SUMMARY_FMT, label, state, wps, idle, cs, cr, rps, rr, next);
+	printf(SUMMARY_FMT, label, state, wps, idle, cs, cr, rps, sr, next);
 }
 
-#define RAW_FMT "%-28.28s %-6s %6s %6s %10s %10s %7s %11s %6s %6s %7s %s\n"
+#define RAW_FMT "%-28.28s %-8s %6s %6s %10s %10s %7s %11s %6s %6s %7s %s\n"
 
 static void raw_header(void)
 {
@@ -147,8 +150,8 @@ static void raw_rows(const struct view *vw, const struct sf_target_view *tv)
 
 	view_reading(vw, tv, r);
 	target_label(label, sizeof(label), &tv->t, true);
-	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
-		const struct sf_reading_stream *st = &r->s[s];
+	for (__u32 s = 0; s < SF_VIEW_STREAMS; s++) {
+		const struct sf_reading_stream *st = sf_reading_stream(r, s);
 		const struct sf_figures *f = &st->f;
 		char win[16], pend[16], mean[32], sd[32], cv2[32], rate[32];
 		char wait[16], idle[16], last[32], src[48], d[24];
@@ -165,7 +168,9 @@ static void raw_rows(const struct view *vw, const struct sf_target_view *tv)
 			 __builtin_sqrt((double)f->var_ns2) / 1000.0);
 		snprintf(cv2, sizeof(cv2), none ? "-" : "%.3f",
 			 f->cv2_permille / 1000.0);
-		if (none || s == SATFEED_STREAM_POLL)
+		/* a rate of waits or of service times means nothing */
+		if (none || s == SATFEED_STREAM_POLL ||
+		    s == SATFEED_STREAM_SVC)
 			snprintf(rate, sizeof(rate), "-");
 		else
 			snprintf(rate, sizeof(rate), "%.1f",
@@ -194,7 +199,7 @@ static void raw_rows(const struct view *vw, const struct sf_target_view *tv)
 			snprintf(src, sizeof(src), "%s",
 				 sf_fig_source_name(f->source));
 		}
-		printf(RAW_FMT, s ? "" : label, sf_stream_names[s], win, pend,
+		printf(RAW_FMT, s ? "" : label, sf_stream_name(s), win, pend,
 		       mean, sd, cv2, rate, wait, idle, last, src);
 	}
 }

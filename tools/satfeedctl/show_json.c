@@ -59,7 +59,7 @@ static void json_figures(__u32 stream, const struct sf_figures *f)
 	if (stream == SATFEED_STREAM_POLL)
 		printf("\"wait_permille\":%u,\"idle_permille\":%u,",
 		       f->wait_permille, f->idle_permille);
-	else
+	else if (stream != SATFEED_STREAM_SVC)	/* its rate means nothing */
 		printf("\"rate\":%llu.%03llu,",
 		       (unsigned long long)(f->rate_milli / 1000),
 		       (unsigned long long)(f->rate_milli % 1000));
@@ -71,12 +71,28 @@ static void json_figures(__u32 stream, const struct sf_figures *f)
 		printf("\"closes_in_ns\":null}");
 }
 
+/*
+ * The rate key of a stream's object: send's "rps" (kept from ABI 1), the
+ * response and recv streams' "rate"; none for poll (its shares instead)
+ * and service (a rate of service times means nothing).
+ */
+static const char *rate_key(__u32 stream)
+{
+	if (stream == SATFEED_STREAM_POLL || stream == SATFEED_STREAM_SVC)
+		return NULL;
+	return stream == SATFEED_STREAM_SEND ? "rps" : "rate";
+}
+
+/*
+ * Stream `stream` of a target: "send", "recv", "poll", and the response
+ * and service-time streams as "response" and "service".
+ */
 static void json_stream(const struct view *vw, __u32 stream,
 			const struct satfeed_stream *s,
 			const struct sf_figures *f)
 {
 	const struct satfeed_window *w = satfeed_newest_window(s);
-	const char *name = sf_stream_names[stream];
+	const char *name = sf_stream_name(stream), *rate = rate_key(stream);
 	__u32 n = vw->p->info.window_samples;
 	__u64 first;
 
@@ -89,27 +105,27 @@ static void json_stream(const struct view *vw, __u32 stream,
 		printf("\"mean_ns\":%llu,\"var_ns2\":%llu,",
 		       (unsigned long long)w->mean_ns,
 		       (unsigned long long)w->var_ns2);
-		if (stream != SATFEED_STREAM_POLL)
-			printf("\"%s\":%llu.%03llu,",
-			       stream == SATFEED_STREAM_SEND ? "rps" : "rate",
+		if (rate)
+			printf("\"%s\":%llu.%03llu,", rate,
 			       (unsigned long long)(w->rate_milli / 1000),
 			       (unsigned long long)(w->rate_milli % 1000));
-		else
+		else if (stream == SATFEED_STREAM_POLL)
 			printf("\"wait_permille\":%u,\"idle_permille\":%u,",
 			       w->wait_permille, w->idle_permille);
 		printf("\"cv2_permille\":%u,", w->cv2_permille);
 	} else {
 		printf("\"mean_ns\":null,\"var_ns2\":null,");
-		if (stream != SATFEED_STREAM_POLL)
-			printf("\"%s\":null,",
-			       stream == SATFEED_STREAM_SEND ? "rps" : "rate");
-		else
+		if (rate)
+			printf("\"%s\":null,", rate);
+		else if (stream == SATFEED_STREAM_POLL)
 			printf("\"wait_permille\":null,\"idle_permille\":null,");
 		printf("\"cv2_permille\":null,");
 	}
 	if (vw->k.n >= 0)
 		printf("\"kernel_skipped\":%llu,",
-		       (unsigned long long)vw->k.stream[stream]);
+		       (unsigned long long)(stream < SATFEED_NR_STREAMS ?
+						    vw->k.stream[stream] :
+						    vw->k.resp));
 	else
 		printf("\"kernel_skipped\":null,");
 	json_figures(stream, f);
@@ -256,9 +272,10 @@ int json_view(const struct view *vw, const struct sf_selector *sel,
 		json_target_head(vw->p, slot, &tv->t);
 		json_verdict(&r);
 		json_reading(&r);
-		for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
+		for (__u32 s = 0; s < SF_VIEW_STREAMS; s++) {
 			putchar(',');
-			json_stream(vw, s, &tv->st[s], &r.s[s].f);
+			json_stream(vw, s, sf_view_stream(tv, s),
+				    &sf_reading_stream(&r, s)->f);
 		}
 		putchar('}');
 	}

@@ -19,8 +19,14 @@ void skips_read(const struct sf_pins *p, struct skips *k)
 	k->end_ns = sf_now_mono_ns();
 	if (k->n > SF_PROG_STATS_MAX)
 		k->n = SF_PROG_STATS_MAX;
-	if (k->n >= 0)
-		sf_prog_stats_by_stream(k->prog, k->n, k->stream);
+	if (k->n < 0)
+		return;
+	sf_prog_stats_by_stream(k->prog, k->n, k->stream);
+	k->resp = 0;
+	for (int i = 0; i < k->n; i++)
+		if (sf_prog_streams(k->prog[i].name) &
+		    (1U << SATFEED_STREAM_SEND | 1U << SATFEED_STREAM_RECV))
+			k->resp += k->prog[i].lost;
 }
 
 /*
