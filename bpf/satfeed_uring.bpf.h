@@ -283,12 +283,17 @@ int sf_uring_complete(__u64 *ctx)
 			    (__u32)ctx[4]);
 }
 
-/* A target's multishot RECV/RECVMSG is armed: remember its ring and tag. */
-SEC("tp_btf/io_uring_submit_req")
-int BPF_PROG(sf_uring_submit, struct io_kiocb *req)
+/*
+ * A target's multishot RECV/RECVMSG, by its request: remember its ring and
+ * tag for the CQEs that will come without the request.  One already
+ * remembered for the same target (slot, gen and discovery alike) is left
+ * as it is; one remembered for another (the process was removed and added
+ * again, or discovered, then added) is overwritten.
+ */
+static __always_inline int sf_uring_ms_note(struct io_kiocb *req)
 {
 	struct sf_uring_ms_key key;
-	struct sf_uring_ms ms;
+	struct sf_uring_ms ms, *old;
 	struct satfeed_config *cfg;
 	struct task_struct *task;
 	struct sf_hit hit;
@@ -313,13 +318,38 @@ int BPF_PROG(sf_uring_submit, struct io_kiocb *req)
 	ms.gen = hit.gen;
 	ms.discover_src = SF_UR_DISCOVER(hit.sc_mask) ? bit : 0;
 	ms.reserved = 0;
+	old = bpf_map_lookup_elem(&sf_uring_ms, &key);
+	if (old) {
+		if (old->slot != ms.slot || old->gen != ms.gen ||
+		    old->discover_src != ms.discover_src)
+			bpf_map_update_elem(&sf_uring_ms, &key, &ms, BPF_EXIST);
+		return 0;
+	}
 	/* a key already there (re-armed without its end seen) keeps its
 	 * count: only a new one adds */
 	if (!bpf_map_update_elem(&sf_uring_ms, &key, &ms, BPF_NOEXIST))
 		__sync_fetch_and_add(&sf_uring_ms_armed, 1);
-	else
-		bpf_map_update_elem(&sf_uring_ms, &key, &ms, BPF_EXIST);
 	return 0;
+}
+
+/* A target's multishot RECV/RECVMSG is armed. */
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(sf_uring_submit, struct io_kiocb *req)
+{
+	return sf_uring_ms_note(req);
+}
+
+/*
+ * A request's poll wake-up queues the task work that runs it again: every
+ * multishot receive that is waiting for data passes here before the CQEs
+ * of the data that woke it (__io_poll_execute(), also when the receive
+ * asks to be requeued after MULTISHOT_MAX_RETRY), so one armed before the
+ * engine saw its submission is remembered by its next wake-up.
+ */
+SEC("tp_btf/io_uring_task_add")
+int BPF_PROG(sf_uring_task_add, struct io_kiocb *req, int mask)
+{
+	return sf_uring_ms_note(req);
 }
 
 /* ---- the wait: io_uring_enter(2) with IORING_ENTER_GETEVENTS ---- */
