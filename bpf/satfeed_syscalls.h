@@ -129,13 +129,14 @@
 	SATFEED_STR(SATFEED_FENTRY_UNDERSTUDY(name))
 
 /*
- * The io_uring programs (bpf/satfeed_uring.bpf.h): the completion and
- * submission tracepoints in every attach mode, and in fentry mode the entry
- * and exit of io_uring_enter for the wait member.
+ * The io_uring programs (bpf/satfeed_uring.bpf.h): the completion,
+ * submission and poll wake-up (task_add) tracepoints in every attach mode,
+ * and in fentry mode the entry and exit of io_uring_enter for the wait
+ * member.
  */
 #define SATFEED_URING_PROG_NAMES \
-	"sf_uring_complete", "sf_uring_submit", "sf_uring_enter_e", \
-	"sf_uring_enter_x"
+	"sf_uring_complete", "sf_uring_submit", "sf_uring_task_add", \
+	"sf_uring_enter_e", "sf_uring_enter_x"
 /* tp_btf mode: the sc_index value of io_uring_enter (not a table entry):
  * like a syscall's, its sc_mask bit + 1 */
 #define SATFEED_SC_INDEX_URING_ENTER	(SATFEED_SC_URING_BIT(WAIT) + 1)

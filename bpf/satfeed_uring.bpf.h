@@ -26,9 +26,21 @@
  *    bpf_core_type_matches() picks the layout at load time.
  *  - io_uring_submit_req: every SQE submitted.  Needed for multishot: the
  *    kernel posts each CQE of a multishot request but the last through
- *    io_fill_cqe_aux(), whose tracepoint carries no request (req == NULL),
- *    only the ring and the CQE.  A target's multishot RECV is remembered at
- *    submission, keyed by (ring, user_data), in sf_uring_ms.
+ *    io_req_post_cqe() -> io_fill_cqe_aux(), whose tracepoint carries no
+ *    request (req == NULL), only the ring and the CQE.  A target's
+ *    multishot RECV is remembered at submission, keyed by (ring,
+ *    user_data), in sf_uring_ms; those request-less CQEs are counted by
+ *    that key, attributed to the owner the entry names.
+ *  - io_uring_task_add: a poll wake-up queues the task work that runs a
+ *    request again (__io_poll_execute(), 6.12 to 7.x; also the requeue a
+ *    multishot receive asks for after MULTISHOT_MAX_RETRY rounds).  A
+ *    multishot receive posts its CQEs from its submission (seen above) or
+ *    from that task work (io-wq never runs one), so one armed before the
+ *    engine or before its process was a target is remembered here, at its
+ *    next wake-up, before the CQEs of the data that woke it.  Counting
+ *    stays in io_uring_complete: a receive remembered twice counts once.
+ *    The loader loads this program where the tracepoint and
+ *    REQ_F_APOLL_MULTISHOT exist (sf_uring_ms_gap() words the rest).
  *  - the wait: tp_btf mode reuses sys_enter/sys_exit (io_uring_enter has a
  *    sc_index entry of its own, SATFEED_SC_INDEX_URING_ENTER, so unrelated
  *    syscalls pay nothing new); fentry mode attaches fentry/fexit to
@@ -42,12 +54,17 @@
  * syscall).  A request-less CQE stops at one load of sf_uring_ms_armed
  * while no target has a multishot receive in flight, else pays one hash
  * lookup.
- * A submission stops at its opcode unless it is a RECV or RECVMSG.
+ * A submission or a poll wake-up stops at its opcode unless it is a RECV
+ * or RECVMSG, then at the multishot flag; a non-target's at the owner's
+ * pid_slot byte, a target's pays one hash lookup (an insert the first
+ * time).  Wake-ups come with data, so a target's multishot receive pays it
+ * at most once per batch of CQEs, usually once per CQE.
  *
  * Not seen (docs/figures.md): CQEs that overflow the CQ ring (posted later
- * from the overflow list without the tracepoint), a multishot receive armed
- * before the engine was loaded or replaced, or before its process became a
- * target or was discovered (its CQEs until it is re-armed),
+ * from the overflow list without the tracepoint), the CQEs a multishot
+ * receive armed before the engine was loaded or replaced, or before its
+ * process became a target or was discovered, posts before its next poll
+ * wake-up (the rest of the batch the engine or the add came into),
  * IORING_OP_READ_MULTISHOT, SPLICE/TEE and registered-buffer READ_FIXED/
  * WRITE_FIXED (not members), and waits a target makes in other ways
  * (io_uring_enter without GETEVENTS, or spinning on the CQ ring in user
@@ -283,12 +300,17 @@ int sf_uring_complete(__u64 *ctx)
 			    (__u32)ctx[4]);
 }
 
-/* A target's multishot RECV/RECVMSG is armed: remember its ring and tag. */
-SEC("tp_btf/io_uring_submit_req")
-int BPF_PROG(sf_uring_submit, struct io_kiocb *req)
+/*
+ * A target's multishot RECV/RECVMSG, by its request: remember its ring and
+ * tag for the CQEs that will come without the request.  One already
+ * remembered for the same target (slot, gen and discovery alike) is left
+ * as it is; one remembered for another (the process was removed and added
+ * again, or discovered, then added) is overwritten.
+ */
+static __always_inline int sf_uring_ms_note(struct io_kiocb *req)
 {
 	struct sf_uring_ms_key key;
-	struct sf_uring_ms ms;
+	struct sf_uring_ms ms, *old;
 	struct satfeed_config *cfg;
 	struct task_struct *task;
 	struct sf_hit hit;
@@ -313,13 +335,38 @@ int BPF_PROG(sf_uring_submit, struct io_kiocb *req)
 	ms.gen = hit.gen;
 	ms.discover_src = SF_UR_DISCOVER(hit.sc_mask) ? bit : 0;
 	ms.reserved = 0;
+	old = bpf_map_lookup_elem(&sf_uring_ms, &key);
+	if (old) {
+		if (old->slot != ms.slot || old->gen != ms.gen ||
+		    old->discover_src != ms.discover_src)
+			bpf_map_update_elem(&sf_uring_ms, &key, &ms, BPF_EXIST);
+		return 0;
+	}
 	/* a key already there (re-armed without its end seen) keeps its
 	 * count: only a new one adds */
 	if (!bpf_map_update_elem(&sf_uring_ms, &key, &ms, BPF_NOEXIST))
 		__sync_fetch_and_add(&sf_uring_ms_armed, 1);
-	else
-		bpf_map_update_elem(&sf_uring_ms, &key, &ms, BPF_EXIST);
 	return 0;
+}
+
+/* A target's multishot RECV/RECVMSG is armed. */
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(sf_uring_submit, struct io_kiocb *req)
+{
+	return sf_uring_ms_note(req);
+}
+
+/*
+ * A request's poll wake-up queues the task work that runs it again: every
+ * multishot receive that is waiting for data passes here before the CQEs
+ * of the data that woke it (__io_poll_execute(), also when the receive
+ * asks to be requeued after MULTISHOT_MAX_RETRY), so one armed before the
+ * engine saw its submission is remembered by its next wake-up.
+ */
+SEC("tp_btf/io_uring_task_add")
+int BPF_PROG(sf_uring_task_add, struct io_kiocb *req, int mask)
+{
+	return sf_uring_ms_note(req);
 }
 
 /* ---- the wait: io_uring_enter(2) with IORING_ENTER_GETEVENTS ---- */

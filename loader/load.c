@@ -30,6 +30,8 @@ int cmd_load(void)
 	int err, lockfd, removed, carried = 0, dropped = 0;
 	bool existing, root_exists, understudies = false;
 	struct sf_saferoot root;
+	struct sf_uring_support uring;
+	char uring_why[256];
 	struct sf_preempt pre;
 	__u32 mode = 0;
 
@@ -126,6 +128,9 @@ int cmd_load(void)
 	printf("satfeed loaded: attach %s, window %u samples, understudies %s, pinned at %s\n",
 	       sf_attach_name(mode), 1U << env.window_shift,
 	       understudies ? "on" : "off", env.root);
+	if (!sf_uring_probe(&uring, uring_why, sizeof(uring_why)) &&
+	    sf_uring_ms_gap(&uring))
+		sf_msg("note: %s", sf_uring_ms_gap(&uring));
 	if (existing)
 		printf("replaced the engine that was there: carried %d target%s over, dropped %d\n",
 		       carried, carried == 1 ? "" : "s", dropped);

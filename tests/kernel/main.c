@@ -9,7 +9,8 @@
  *  fd_high_bits.c  read/write whose fd has bits above 31 set
  *  compat.c        a 32-bit child's syscall numbers
  *  proc_exit.c     a watched child's exit
- *  uring.c         io_uring operations and waits, counted exactly
+ *  uring.c         io_uring operations and waits, counted exactly; multishot
+ *                  receives armed before the engine or the add too
  *  send_members.c  sendfile and splice by output fd, in each attach mode;
  *                  the per-syscall counts of a target in discovery
  *  age.c           the age bound: old windows close, quiet targets read
@@ -61,6 +62,7 @@ int main(int argc, char **argv)
 	test_compat();
 	test_proc_exit();
 	test_uring();
+	test_uring_prearmed();
 	test_send_members();
 	test_age();
 	test_responses();

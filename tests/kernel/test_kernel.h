@@ -54,6 +54,7 @@ void test_fd_high_bits(void);
 void test_compat(void);
 void test_proc_exit(void);
 void test_uring(void);
+void test_uring_prearmed(void);
 void test_send_members(void);
 void test_age(void);
 void test_responses(void);

@@ -80,63 +80,87 @@ static void ur_child(void)
 	_exit(0);
 }
 
-/* A multishot RECV on sock: returns the data CQEs reaped, -1 on error. */
-static int ur_multishot(struct io_uring *r, int sock, int peer,
-			unsigned int *end_flags, int *end_res)
-{
+/* A multishot RECV and its provided buffers (group bgid). */
+struct ur_ms {
 	struct io_uring_buf_ring *br;
+	char (*bufs)[UR_BUF_SIZE];
+	int bgid;
+};
+
+/* Register ms's buffers on r and arm a multishot RECV on sock. */
+static bool ur_ms_arm(struct io_uring *r, int sock, int bgid, struct ur_ms *ms)
+{
 	struct io_uring_buf_reg reg = { 0 };
-	static char bufs[UR_BUFS][UR_BUF_SIZE];
-	struct io_uring_cqe *cqe;
-	int data = 0, err;
+	struct io_uring_sqe *sqe;
+	int err;
 
-	br = mmap(NULL, UR_BUFS * sizeof(struct io_uring_buf),
-		  PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
-	if (br == MAP_FAILED)
-		return -1;
-	reg.ring_addr = (unsigned long)br;
+	ms->bgid = bgid;
+	ms->bufs = calloc(UR_BUFS, UR_BUF_SIZE);
+	ms->br = mmap(NULL, UR_BUFS * sizeof(struct io_uring_buf),
+		      PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1,
+		      0);
+	if (!ASSERT_TRUE(ms->bufs && ms->br != MAP_FAILED,
+			 "buffers for a multishot RECV")) {
+		free(ms->bufs);
+		ms->bufs = NULL;
+		ms->br = MAP_FAILED;
+		return false;
+	}
+	reg.ring_addr = (unsigned long)ms->br;
 	reg.ring_entries = UR_BUFS;
-	reg.bgid = 7;
+	reg.bgid = bgid;
 	err = io_uring_register_buf_ring(r, &reg, 0);
-	if (!ASSERT_OK(err, "register a buffer ring (multishot RECV)"))
-		return -1;
-	io_uring_buf_ring_init(br);
+	if (!ASSERT_OK(err, "register a buffer ring (multishot RECV)")) {
+		munmap(ms->br, UR_BUFS * sizeof(struct io_uring_buf));
+		free(ms->bufs);
+		ms->bufs = NULL;
+		ms->br = MAP_FAILED;
+		return false;
+	}
+	io_uring_buf_ring_init(ms->br);
 	for (int i = 0; i < UR_BUFS; i++)
-		io_uring_buf_ring_add(br, bufs[i], UR_BUF_SIZE, i,
+		io_uring_buf_ring_add(ms->br, ms->bufs[i], UR_BUF_SIZE, i,
 				      io_uring_buf_ring_mask(UR_BUFS), i);
-	io_uring_buf_ring_advance(br, UR_BUFS);
-
-	struct io_uring_sqe *sqe = io_uring_get_sqe(r);
-
+	io_uring_buf_ring_advance(ms->br, UR_BUFS);
+	sqe = io_uring_get_sqe(r);
 	io_uring_prep_recv_multishot(sqe, sock, NULL, 0, 0);
 	sqe->flags |= IOSQE_BUFFER_SELECT;
-	sqe->buf_group = 7;
-	io_uring_submit(r);
-	for (int i = 0; i <= UR_N; i++) {
-		if (i < UR_N) {
+	sqe->buf_group = bgid;
+	io_uring_sqe_set_data64(sqe, bgid);
+	return ASSERT_EQ(io_uring_submit(r), 1, "multishot RECV submitted");
+}
+
+/*
+ * Write n chunks of 10 bytes to peer, one at a time, each reaped as its own
+ * CQE on r; then, with eof, shut peer's writing side and reap the last CQE.
+ * Returns the CQEs reaped with data, -1 on error; *end_flags and *end_res
+ * get the last CQE's.
+ */
+static int ur_ms_feed(struct io_uring *r, struct ur_ms *ms, int peer, int n,
+		      bool eof, unsigned int *end_flags, int *end_res)
+{
+	struct io_uring_cqe *cqe;
+	int data = 0;
+
+	for (int i = 0; i < n + eof; i++) {
+		if (i < n) {
 			if (write(peer, "0123456789", 10) != 10)
 				return -1;
 		} else {
 			shutdown(peer, SHUT_WR);	/* EOF: the last CQE */
 		}
-		for (;;) {
-			if (io_uring_peek_cqe(r, &cqe)) {
-				usleep(500);
-				continue;
-			}
-			break;
-		}
+		while (io_uring_peek_cqe(r, &cqe))
+			usleep(500);
 		if (cqe->res > 0) {
+			unsigned int bid = cqe->flags >>
+					   IORING_CQE_BUFFER_SHIFT;
+
 			data++;
-			io_uring_buf_ring_add(br,
-					      bufs[cqe->flags >>
-						   IORING_CQE_BUFFER_SHIFT],
-					      UR_BUF_SIZE,
-					      cqe->flags >>
-						      IORING_CQE_BUFFER_SHIFT,
+			io_uring_buf_ring_add(ms->br, ms->bufs[bid],
+					      UR_BUF_SIZE, bid,
 					      io_uring_buf_ring_mask(UR_BUFS),
 					      0);
-			io_uring_buf_ring_advance(br, 1);
+			io_uring_buf_ring_advance(ms->br, 1);
 		}
 		*end_flags = cqe->flags;
 		*end_res = cqe->res;
@@ -144,8 +168,42 @@ static int ur_multishot(struct io_uring *r, int sock, int peer,
 		if (!(*end_flags & IORING_CQE_F_MORE))
 			break;
 	}
-	io_uring_unregister_buf_ring(r, 7);
-	munmap(br, UR_BUFS * sizeof(struct io_uring_buf));
+	return data;
+}
+
+static void ur_ms_release(struct io_uring *r, struct ur_ms *ms)
+{
+	if (!ms->bufs)
+		return;
+	io_uring_unregister_buf_ring(r, ms->bgid);
+	munmap(ms->br, UR_BUFS * sizeof(struct io_uring_buf));
+	free(ms->bufs);
+	ms->bufs = NULL;
+}
+
+/* Entries in the engine's sf_uring_ms (key: struct sf_uring_ms_key). */
+static int ur_ms_entries(struct satfeed_bpf *skel)
+{
+	struct { __u64 ring, user_data; } k, next;
+	int n = 0, fd = bpf_map__fd(skel->maps.sf_uring_ms);
+
+	for (int e = bpf_map_get_next_key(fd, NULL, &k); !e;
+	     e = bpf_map_get_next_key(fd, &k, &next), k = next)
+		n++;
+	return n;
+}
+
+/* A multishot RECV on sock, fed UR_N chunks then EOF: data CQEs, -1. */
+static int ur_multishot(struct io_uring *r, int sock, int peer,
+			unsigned int *end_flags, int *end_res)
+{
+	struct ur_ms ms;
+	int data;
+
+	if (!ur_ms_arm(r, sock, 7, &ms))
+		return -1;
+	data = ur_ms_feed(r, &ms, peer, UR_N, true, end_flags, end_res);
+	ur_ms_release(r, &ms);
 	return data;
 }
 
@@ -294,16 +352,8 @@ void test_uring(void)
 		  "multishot RECV: one recv sample per CQE with data");
 	ASSERT_EQ(b.s[1].zero_bytes - a.s[1].zero_bytes, 1,
 		  "multishot RECV's end at EOF: zero_bytes");
-	{
-		/* the engine's private key: struct sf_uring_ms_key */
-		struct { __u64 ring, user_data; } k, next;
-		int n = 0, fd = bpf_map__fd(skel->maps.sf_uring_ms);
-
-		for (int e = bpf_map_get_next_key(fd, NULL, &k); !e;
-		     e = bpf_map_get_next_key(fd, &k, &next), k = next)
-			n++;
-		ASSERT_EQ(n, 0, "the ended multishot RECV is forgotten");
-	}
+	ASSERT_EQ(ur_ms_entries(skel), 0,
+		  "the ended multishot RECV is forgotten");
 
 	/* a failed send: the peer is gone */
 	a = b;
@@ -326,4 +376,110 @@ close_fds:
 		close(sv[1]);
 	close(pp[0]);
 	close(pp[1]);
+}
+
+/*
+ * Multishot RECVs armed before the engine saw their submission: ring A's
+ * before the engine was loaded, ring B's while it ran but before this
+ * process was a target; both have delivered data already (the receive
+ * waits in its poll again).  Once the process is watched, every CQE with
+ * data of both counts once, found at the receive's next poll wake-up
+ * (io_uring_task_add); after remove and add (another gen), again; their
+ * ends at EOF are zero_bytes and forget them.
+ */
+void test_uring_prearmed(void)
+{
+	struct sf_selector self = { .kind = SATFEED_TARGET_PID,
+				    .id = getpid() };
+	struct ur_ms ma = { .bufs = NULL }, mb = { .bufs = NULL };
+	struct io_uring ra, rb;
+	struct satfeed_bpf *skel = NULL;
+	struct ur_counts a, b;
+	struct sf_pins p;
+	int sa[2] = { -1, -1 }, sb[2] = { -1, -1 }, slot, removed, n, res;
+	unsigned int flags;
+	char why[512];
+
+	if (!ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM, 0, sa), "socketpair") ||
+	    !ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM, 0, sb), "socketpair"))
+		goto close_fds;
+	if (!ASSERT_OK(io_uring_queue_init(16, &ra, 0), "io_uring_queue_init"))
+		goto close_fds;
+	if (!ASSERT_OK(io_uring_queue_init(16, &rb, 0), "io_uring_queue_init"))
+		goto exit_ra;
+	/* ring A: armed and used before the engine is there */
+	if (!ur_ms_arm(&ra, sa[0], 3, &ma) ||
+	    !ASSERT_EQ(ur_ms_feed(&ra, &ma, sa[1], 2, false, &flags, &res), 2,
+		       "ring A's multishot RECV ran before the engine"))
+		goto release;
+	skel = start_engine(4, false);
+	if (!skel || !engine_maps(skel, &p))
+		goto release;
+	/* ring B: armed and used while the engine runs, before the add */
+	if (!ur_ms_arm(&rb, sb[0], 4, &mb) ||
+	    !ASSERT_EQ(ur_ms_feed(&rb, &mb, sb[1], 2, false, &flags, &res), 2,
+		       "ring B's multishot RECV ran before the add"))
+		goto release;
+	ASSERT_EQ(ur_ms_entries(skel), 0,
+		  "no multishot RECV remembered before the add");
+	if (!ASSERT_OK(sf_target_add(&p, &self, SATFEED_SC_URING, &slot, why,
+				     sizeof(why)), why))
+		goto release;
+
+	ASSERT_TRUE(ur_read(&p, slot, &a), "read streams");
+	n = ur_ms_feed(&ra, &ma, sa[1], UR_N, false, &flags, &res);
+	ASSERT_EQ(n, UR_N, "ring A: a CQE with data per chunk");
+	ASSERT_TRUE(ur_read(&p, slot, &b), "read streams");
+	ASSERT_EQ(b.s[1].calls - a.s[1].calls, n,
+		  "multishot RECV armed before the engine: one recv sample per CQE with data");
+	a = b;
+	n = ur_ms_feed(&rb, &mb, sb[1], UR_N, false, &flags, &res);
+	ASSERT_EQ(n, UR_N, "ring B: a CQE with data per chunk");
+	ASSERT_TRUE(ur_read(&p, slot, &b), "read streams");
+	ASSERT_EQ(b.s[1].calls - a.s[1].calls, n,
+		  "multishot RECV armed before the add: one recv sample per CQE with data");
+	ASSERT_EQ(ur_ms_entries(skel), 2,
+		  "both multishot RECVs remembered at their wake-ups");
+
+	/* removed and added again: the same slot, another gen */
+	if (!ASSERT_OK(sf_target_remove(&p, &self, &removed, why,
+					sizeof(why)), why) ||
+	    !ASSERT_OK(sf_target_add(&p, &self, SATFEED_SC_URING, &slot, why,
+				     sizeof(why)), why))
+		goto release;
+	ASSERT_TRUE(ur_read(&p, slot, &a), "read streams");
+	n = ur_ms_feed(&ra, &ma, sa[1], UR_N, false, &flags, &res);
+	ASSERT_TRUE(ur_read(&p, slot, &b), "read streams");
+	ASSERT_EQ(b.s[1].calls - a.s[1].calls, n,
+		  "after remove and add: one recv sample per CQE with data");
+
+	/* EOF ends both: zero_bytes, and nothing left remembered */
+	a = b;
+	n = ur_ms_feed(&ra, &ma, sa[1], 0, true, &flags, &res);
+	ASSERT_TRUE(!n && !res && !(flags & IORING_CQE_F_MORE),
+		    "ring A's multishot RECV ended at EOF");
+	n = ur_ms_feed(&rb, &mb, sb[1], 0, true, &flags, &res);
+	ASSERT_TRUE(!n && !res && !(flags & IORING_CQE_F_MORE),
+		    "ring B's multishot RECV ended at EOF");
+	ASSERT_TRUE(ur_read(&p, slot, &b), "read streams");
+	ASSERT_EQ(b.s[1].calls - a.s[1].calls, 0, "EOF: no recv sample");
+	ASSERT_EQ(b.s[1].zero_bytes - a.s[1].zero_bytes, 2,
+		  "each end at EOF: zero_bytes");
+	ASSERT_EQ(ur_ms_entries(skel), 0,
+		  "the ended multishot RECVs are forgotten");
+release:
+	ur_ms_release(&ra, &ma);
+	ur_ms_release(&rb, &mb);
+	if (skel)
+		satfeed_bpf__destroy(skel);
+	io_uring_queue_exit(&rb);
+exit_ra:
+	io_uring_queue_exit(&ra);
+close_fds:
+	for (int i = 0; i < 2; i++) {
+		if (sa[i] >= 0)
+			close(sa[i]);
+		if (sb[i] >= 0)
+			close(sb[i]);
+	}
 }

@@ -222,7 +222,7 @@ uring_stop() {
 }
 if satfeed-loader --attach fentry --window $N load >/dev/null; then
 	ok "io_uring: load --attach fentry"
-	for p in sf_uring_complete sf_uring_submit sf_uring_enter_e sf_uring_enter_x; do
+	for p in sf_uring_complete sf_uring_submit sf_uring_task_add sf_uring_enter_e sf_uring_enter_x; do
 		[ -e /sys/fs/bpf/satfeed/progs/$p ] && ok "io_uring: $p pinned" ||
 			bad "io_uring: $p not loaded"
 	done

@@ -75,6 +75,9 @@ int sf_uring_probe(struct sf_uring_support *u, char *why, size_t len)
 				       BTF_KIND_TYPEDEF) > 0 &&
 		btf__find_by_name_kind(btf, "btf_trace_io_uring_submit_req",
 				       BTF_KIND_TYPEDEF) > 0;
+	u->task_add = btf__find_by_name_kind(btf,
+					     "btf_trace_io_uring_task_add",
+					     BTF_KIND_TYPEDEF) > 0;
 	u->enter_fn = btf__find_by_name_kind(btf, SATFEED_SYSCALL_PREFIX
 					     "io_uring_enter",
 					     BTF_KIND_FUNC) > 0;
@@ -103,6 +106,17 @@ int sf_uring_probe(struct sf_uring_support *u, char *why, size_t len)
 	}
 	btf__free(btf);
 	return 0;
+}
+
+const char *sf_uring_ms_gap(const struct sf_uring_support *u)
+{
+	if (!u->tracepoints)
+		return NULL;
+	if (!u->ms_flag)
+		return "this kernel's BTF has no REQ_F_APOLL_MULTISHOT: the CQEs of a multishot io_uring receive are not counted, only its last";
+	if (!u->task_add)
+		return "this kernel has no io_uring_task_add tracepoint: a multishot io_uring receive armed before it was watched is not counted until it is armed again";
+	return NULL;
 }
 
 int sf_engine_configure(struct satfeed_bpf *skel, __u32 window_shift,
@@ -146,6 +160,8 @@ static int uring_select(struct bpf_program *prog, const char *name,
 	bool enter = !strcmp(name, "sf_uring_enter_e") ||
 		     !strcmp(name, "sf_uring_enter_x");
 	bool on = enter ? mode == SATFEED_ATTACH_FENTRY && u->enter_fn :
+		  !strcmp(name, "sf_uring_task_add") ?
+			  u->tracepoints && u->task_add && u->ms_flag :
 			  u->tracepoints;
 	int err;
 

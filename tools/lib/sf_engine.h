@@ -79,12 +79,22 @@ int sf_engine_attach(struct bpf_object_skeleton *s, __u32 mode, char *why,
 struct sf_uring_support {
 	bool tracepoints;	/* io_uring_complete and io_uring_submit_req:
 				 * CONFIG_IO_URING */
+	bool task_add;		/* io_uring_task_add: a multishot receive
+				 * armed before it was watched is found at
+				 * its next poll wake-up */
 	bool enter_fn;		/* __<arch>_sys_io_uring_enter (fentry mode) */
 	__u64 ms_flag;		/* REQ_F_APOLL_MULTISHOT, 0: not found */
 };
 
 /* Fill *u from the running kernel's BTF.  0 or -errno with *why. */
 int sf_uring_probe(struct sf_uring_support *u, char *why, size_t len);
+
+/*
+ * What such a kernel cannot count of a multishot io_uring receive, as one
+ * line without a newline for `add` and `discover` to print; NULL where
+ * every CQE with data is counted (or io_uring is not there at all).
+ */
+const char *sf_uring_ms_gap(const struct sf_uring_support *u);
 
 /*
  * Start the engine's age timer (bpf/satfeed_age.bpf.h), after the attach:

@@ -154,7 +154,8 @@ __u32 sf_prog_streams(const char *name)
 	/* the io_uring programs (bpf/satfeed_uring.bpf.h) */
 	if (!strcmp(name, "sf_uring_complete"))
 		return 1U << SATFEED_STREAM_SEND | 1U << SATFEED_STREAM_RECV;
-	if (!strcmp(name, "sf_uring_submit"))
+	if (!strcmp(name, "sf_uring_submit") ||
+	    !strcmp(name, "sf_uring_task_add"))
 		return 1U << SATFEED_STREAM_RECV;	/* multishot receives */
 	if (!strcmp(name, "sf_uring_enter_e") ||
 	    !strcmp(name, "sf_uring_enter_x"))

@@ -267,6 +267,7 @@ static int run_discovery(struct sf_pins *p, const struct args *a,
 			goto remove;
 		}
 	}
+	uring_ms_note(p, SATFEED_SC_ALL);
 	if (!a->json && isatty(STDERR_FILENO))
 		fprintf(stderr, PROG ": discovering for %.1f s (Ctrl-C stops)...\n",
 			a->seconds);

@@ -119,6 +119,7 @@ int resolve_selection(struct sf_pins *p, const struct args *a,
 
 /* targets.c */
 int cmd_add(struct sf_pins *p, const struct args *a);
+void uring_ms_note(const struct sf_pins *p, __u32 sc_mask);
 int cmd_remove(struct sf_pins *p, const struct args *a);
 int cmd_targets(struct sf_pins *p, const struct args *a);
 int cmd_rules(struct sf_pins *p, const struct args *a);

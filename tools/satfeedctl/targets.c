@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "sf_common.h"
 #include "sf_escape.h"
 #include "sf_pins.h"
@@ -51,6 +52,29 @@ static void children_hint(__u64 pid)
 		       n > 4 ? " ..." : "", mnt, cg);
 }
 
+/*
+ * A multishot io_uring receive armed before the add is found at its next
+ * poll wake-up by the engine's sf_uring_task_add; an engine loaded without
+ * it (its kernel lacks the io_uring_task_add tracepoint or
+ * REQ_F_APOLL_MULTISHOT: the loader says which) counts one only from its
+ * submission.  Say so in one line when sc_mask asks for such receives.
+ */
+void uring_ms_note(const struct sf_pins *p, __u32 sc_mask)
+{
+	const __u32 recv = 1U << SATFEED_SC_URING_BIT(RECV) |
+			   1U << SATFEED_SC_URING_BIT(RECVMSG);
+	char have[512], want[512];
+
+	if (!(sc_mask & recv) || !p->root[0])
+		return;
+	snprintf(have, sizeof(have), "%s/%s/sf_uring_complete", p->root,
+		 SATFEED_PIN_PROGS);
+	snprintf(want, sizeof(want), "%s/%s/sf_uring_task_add", p->root,
+		 SATFEED_PIN_PROGS);
+	if (!access(have, F_OK) && access(want, F_OK))
+		sf_msg("note: this engine has no sf_uring_task_add (see the loader's note): a multishot io_uring receive armed before this add is not counted until it is armed again");
+}
+
 static int add_one(struct sf_pins *p, const struct args *a,
 		   struct sf_selector *sel)
 {
@@ -70,6 +94,7 @@ static int add_one(struct sf_pins *p, const struct args *a,
 	       (unsigned long long)sel->id, slot);
 	fflush(stdout);
 	sf_select_overlaps(p, sel, warn_line, NULL);
+	uring_ms_note(p, a->sc_mask);
 	if (sel->kind == SATFEED_TARGET_PID)
 		children_hint(sel->id);
 	return SF_EXIT_OK;
