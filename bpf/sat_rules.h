@@ -11,38 +11,46 @@
  *
  * The figures, with r the target's satfeed_sat_rules (a zero field takes its
  * SATFEED_SAT_*_DEFAULT, satfeed_sat_rule(); SATFEED_SAT_RULE_OFF turns a
- * rule off):
+ * rule off).  Saturation is queueing; the defaults judge it by two figures
+ * that do not depend on the event loop's shape (docs/validation.md,
+ * "Corpus"):
  *
+ *   idle     at each tick of the age timer (satfeed_sat_tick()): the slack
+ *            of the target's threads that woke in the tick's interval, the
+ *            waits in progress included, the run-queue time left out,
+ *            0..1000 per thread (satfeed_verdict.idle_permille).  Low:
+ *            the threads are busy, or wait for a CPU: work queues.
+ *   svc_avg  at each tick with a new service window of at least
+ *            SATFEED_SAT_SVC_MIN_SAMPLES samples: the first one's mean,
+ *            then (7 * svc_avg + mean) >> 3; svc_base the lowest such
+ *            mean.  High against the base: requests wait inside the server
+ *            between their receive and their answer (threads behind a lock
+ *            or a CPU), which the idle share cannot see when the serving
+ *            threads never wait in the poll family (a thread per
+ *            connection blocks in its receive).
+ *   svc      floor(1000 * svc_avg / svc_base), permille of the base
  *   wps      at each send window close: floor(1000 * waits / n), waits the
  *            poll-family waits that ended since the previous send window
- *            closed (the poll stream's calls less poll_mark).  Below
- *            saturation a server waits about once per request (wps near
- *            1000); saturated, each wait returns with work queued and waits
- *            become rare (near 0).
- *   wps_avg  the wps of the first send window that closed once the
- *            target had counted a wait, then (7 * wps_avg + wps) >> 3:
- *            a saturated burst makes it NEAR, only sustained saturation
- *            FULL (the sweeps' server at 90% of capacity alternates
- *            saturated and catch-up half-seconds)
- *   idle     the newest poll window's idle_permille
- *   cv2      the newest recv window's cv2_permille
- *   base     the lowest recv cv2 of the windows that closed while the
- *            target was at low load: wps_avg at or above wps_near (once
- *            known) and idle at or above idle_near (when that rule is on)
+ *            closed (the poll stream's calls less poll_mark); wps_avg its
+ *            (7 * wps_avg + wps) >> 3, from the first window with waits
+ *            (off by default: it measures the loop's shape)
+ *   cv2      the newest recv window's cv2_permille; base the lowest recv
+ *            cv2 of the windows that closed while the target was at low
+ *            load (off by default)
  *
- *   UNKNOWN  until a send window closed and the target's poll stream
- *            counted a wait (without waits, e.g. a thread-per-connection
- *            server or a target that counts no wait syscall, wps means
- *            nothing)
- *   FULL     wps_avg < wps_full                        (WHY_WPS_FULL)
- *            or idle < idle_full                       (WHY_IDLE_FULL)
- *   NEAR     wps_avg < wps_near                        (WHY_WPS_NEAR)
- *            or idle < idle_near                       (WHY_IDLE_NEAR)
+ *   UNKNOWN  until a tick measured the idle share, a service window moved
+ *            the average, or (wps rules on) a send window closed with waits
+ *   FULL     idle < idle_full                          (WHY_IDLE_FULL)
+ *            or svc > svc_full                         (WHY_SVC_FULL)
+ *            or wps_avg < wps_full                     (WHY_WPS_FULL)
+ *   NEAR     idle < idle_near                          (WHY_IDLE_NEAR)
+ *            or svc > svc_near                         (WHY_SVC_NEAR)
+ *            or wps_avg < wps_near                     (WHY_WPS_NEAR)
  *            or cv2 > base + base * cv2_rise / 1000    (WHY_CV2_RISE)
  *   OK       otherwise
  *
- * why holds every rule that held at the last evaluation.  The idle rules
- * count once a poll window closed, the rise once a baseline exists.
+ * why holds every rule that held at the last evaluation.  Each rule counts
+ * once its figure is known (satfeed_verdict.seen).
  */
 #ifndef __SATFEED_SAT_RULES_H
 #define __SATFEED_SAT_RULES_H
@@ -79,6 +87,10 @@ satfeed_sat_rules_effective(const struct satfeed_sat_rules *r,
 						  SATFEED_SAT_WPS_NEAR_DEFAULT);
 	out->wps_full_permille = satfeed_sat_rule(r->wps_full_permille,
 						  SATFEED_SAT_WPS_FULL_DEFAULT);
+	out->svc_near_permille = satfeed_sat_rule(r->svc_near_permille,
+						  SATFEED_SAT_SVC_NEAR_DEFAULT);
+	out->svc_full_permille = satfeed_sat_rule(r->svc_full_permille,
+						  SATFEED_SAT_SVC_FULL_DEFAULT);
 	out->reserved = 0;
 }
 
@@ -88,29 +100,64 @@ static __always_inline bool satfeed_sat_below(__u32 v, __u32 limit)
 	return limit != SATFEED_SAT_RULE_OFF && v < limit;
 }
 
+/* Does rule value `limit` (on) hold for figure v: v above it? */
+static __always_inline bool satfeed_sat_above(__u64 v, __u32 limit)
+{
+	return limit != SATFEED_SAT_RULE_OFF && v > limit;
+}
+
+/* floor(1000 * svc_avg / svc_base) of v, the service time against its
+ * baseline (permille); 0 without a baseline.  svc_avg below 2^53 ns (104
+ * days), so the product fits. */
+static __always_inline __u64 satfeed_sat_svc_permille(const struct satfeed_verdict *v)
+{
+	__u64 avg = v->svc_avg_ns;
+
+	if (!(v->seen & SATFEED_SAT_SEEN_SVC) || !v->svc_base_ns)
+		return 0;
+	if (avg > (1ULL << 53))
+		avg = 1ULL << 53;
+	return avg * 1000 / v->svc_base_ns;
+}
+
 /* The state the rules give for v's figures; *why gets the rules that hold. */
 static __always_inline __u32
 satfeed_sat_state_of(const struct satfeed_verdict *v,
 		     const struct satfeed_sat_rules *eff, __u32 *why)
 {
 	__u32 rise = eff->cv2_rise_permille, w = 0;
-	__u64 limit;
+	__u64 limit, svc;
+	bool wps;
 
 	*why = 0;
-	if (!(v->seen & SATFEED_SAT_SEEN_WPS) ||
-	    !(v->seen & SATFEED_SAT_SEEN_WAITS))
+	wps = (v->seen & SATFEED_SAT_SEEN_WPS) &&
+	      (v->seen & SATFEED_SAT_SEEN_WAITS) &&
+	      (eff->wps_near_permille != SATFEED_SAT_RULE_OFF ||
+	       eff->wps_full_permille != SATFEED_SAT_RULE_OFF);
+	if (!wps && !(v->seen & (SATFEED_SAT_SEEN_IDLE | SATFEED_SAT_SEEN_SVC)))
 		return SATFEED_SAT_UNKNOWN;
-	if (satfeed_sat_below(v->wps_avg_permille, eff->wps_full_permille))
-		w |= SATFEED_SAT_WHY_WPS_FULL;
-	if (satfeed_sat_below(v->wps_avg_permille, eff->wps_near_permille))
-		w |= SATFEED_SAT_WHY_WPS_NEAR;
-	if (v->seen & SATFEED_SAT_SEEN_POLL) {
+	if (wps) {
+		if (satfeed_sat_below(v->wps_avg_permille,
+				      eff->wps_full_permille))
+			w |= SATFEED_SAT_WHY_WPS_FULL;
+		if (satfeed_sat_below(v->wps_avg_permille,
+				      eff->wps_near_permille))
+			w |= SATFEED_SAT_WHY_WPS_NEAR;
+	}
+	if (v->seen & SATFEED_SAT_SEEN_IDLE) {
 		if (satfeed_sat_below(v->idle_permille,
 				      eff->idle_full_permille))
 			w |= SATFEED_SAT_WHY_IDLE_FULL;
 		if (satfeed_sat_below(v->idle_permille,
 				      eff->idle_near_permille))
 			w |= SATFEED_SAT_WHY_IDLE_NEAR;
+	}
+	svc = satfeed_sat_svc_permille(v);
+	if (svc) {
+		if (satfeed_sat_above(svc, eff->svc_full_permille))
+			w |= SATFEED_SAT_WHY_SVC_FULL;
+		if (satfeed_sat_above(svc, eff->svc_near_permille))
+			w |= SATFEED_SAT_WHY_SVC_NEAR;
 	}
 	if (rise != SATFEED_SAT_RULE_OFF &&
 	    (v->seen & SATFEED_SAT_SEEN_BASE) &&
@@ -121,11 +168,31 @@ satfeed_sat_state_of(const struct satfeed_verdict *v,
 			w |= SATFEED_SAT_WHY_CV2_RISE;
 	}
 	*why = w;
-	if (w & (SATFEED_SAT_WHY_WPS_FULL | SATFEED_SAT_WHY_IDLE_FULL))
+	if (w & (SATFEED_SAT_WHY_WPS_FULL | SATFEED_SAT_WHY_IDLE_FULL |
+		 SATFEED_SAT_WHY_SVC_FULL))
 		return SATFEED_SAT_FULL;
 	if (w)
 		return SATFEED_SAT_NEAR;
 	return SATFEED_SAT_OK;
+}
+
+/* Evaluate the rules (eff: every field filled) for v's figures at now.
+ * Returns 1 when the state changed, else 0. */
+static __always_inline int satfeed_sat_eval(struct satfeed_verdict *v,
+					    const struct satfeed_sat_rules *eff,
+					    __u64 now)
+{
+	__u32 state, why;
+
+	state = satfeed_sat_state_of(v, eff, &why);
+	v->why = why;
+	v->updated_ns = now;
+	if (state == v->state)
+		return 0;
+	v->state = state;
+	v->since_ns = now;
+	v->changes++;
+	return 1;
 }
 
 /* What closed: one window of one stream, and the target's counters then. */
@@ -154,13 +221,12 @@ satfeed_sat_update(struct satfeed_verdict *v,
 {
 	struct satfeed_sat_rules eff;
 	__u64 waits, wps;
-	__u32 state, why;
 
 	satfeed_sat_rules_effective(r, &eff);
 	if (e->poll_calls)
 		v->seen |= SATFEED_SAT_SEEN_WAITS;
 	if (e->stream == SATFEED_STREAM_POLL) {
-		v->idle_permille = e->idle_permille;
+		/* the idle share is the tick's (satfeed_sat_tick()) */
 		v->seen |= SATFEED_SAT_SEEN_POLL;
 	} else if (e->stream == SATFEED_STREAM_SEND) {
 		v->send_cv2_permille = e->cv2_permille;
@@ -193,7 +259,7 @@ satfeed_sat_update(struct satfeed_verdict *v,
 		if ((!(v->seen & SATFEED_SAT_SEEN_WPS) ||
 		     !satfeed_sat_below(v->wps_avg_permille,
 					eff.wps_near_permille)) &&
-		    (!(v->seen & SATFEED_SAT_SEEN_POLL) ||
+		    (!(v->seen & SATFEED_SAT_SEEN_IDLE) ||
 		     !satfeed_sat_below(v->idle_permille,
 					eff.idle_near_permille)) &&
 		    (!(v->seen & SATFEED_SAT_SEEN_BASE) ||
@@ -202,15 +268,50 @@ satfeed_sat_update(struct satfeed_verdict *v,
 			v->seen |= SATFEED_SAT_SEEN_BASE;
 		}
 	}
-	state = satfeed_sat_state_of(v, &eff, &why);
-	v->why = why;
-	v->updated_ns = e->now;
-	if (state == v->state)
-		return 0;
-	v->state = state;
-	v->since_ns = e->now;
-	v->changes++;
-	return 1;
+	return satfeed_sat_eval(v, &eff, e->now);
+}
+
+/* What one tick of the age timer measured for a target. */
+struct satfeed_sat_tick {
+	__u32 idle_permille;	/* slack of the threads that woke, or 1000
+				 * when all of them slept */
+	__u32 idle_known;	/* 1: a thread waited in the interval */
+	__u64 svc_mean_ns;	/* the newest service window that closed
+				 * since the previous tick: its mean_ns,
+				 * 0: none with SATFEED_SAT_SVC_MIN_SAMPLES */
+	__u64 now;		/* the tick */
+};
+
+/*
+ * A tick (t): record the idle share and the service time, and evaluate the
+ * rules r (as stored).  Returns 1 when the state changed, else 0.
+ */
+static __always_inline int
+satfeed_sat_tick(struct satfeed_verdict *v, const struct satfeed_sat_rules *r,
+		 const struct satfeed_sat_tick *t)
+{
+	struct satfeed_sat_rules eff;
+	__u64 m = t->svc_mean_ns;
+
+	satfeed_sat_rules_effective(r, &eff);
+	if (t->idle_known) {
+		v->idle_permille = t->idle_permille;
+		v->seen |= SATFEED_SAT_SEEN_IDLE;
+	}
+	if (m) {
+		if (m > (1ULL << 53))
+			m = 1ULL << 53;
+		if (!(v->seen & SATFEED_SAT_SEEN_SVC)) {
+			v->svc_avg_ns = m;
+			v->svc_base_ns = m;
+		} else {
+			v->svc_avg_ns = (7 * v->svc_avg_ns + m) >> 3;
+			if (m < v->svc_base_ns)
+				v->svc_base_ns = m;
+		}
+		v->seen |= SATFEED_SAT_SEEN_SVC;
+	}
+	return satfeed_sat_eval(v, &eff, t->now);
 }
 
 /*
@@ -218,7 +319,8 @@ satfeed_sat_update(struct satfeed_verdict *v,
  * SATFEED_MAX_AGE_NS_DEFAULT) at time now: it serves nothing, so it is not
  * saturated.  why becomes SATFEED_SAT_WHY_QUIET, a NEAR or FULL state OK
  * (UNKNOWN stays), and the smoothed waits per send start over from 1000
- * (one wait per send: a server at low load), so that a poll window closing
+ * (one wait per send: a server at low load) and the service time from its
+ * baseline, so that a poll window closing
  * during the pause does not bring the old state back and a burst after it
  * must last to read FULL again.  The engine's timer calls it when the
  * target becomes quiet, and again while it stays quiet whenever a window's
@@ -230,6 +332,8 @@ static __always_inline int satfeed_sat_quiet(struct satfeed_verdict *v,
 	v->why = SATFEED_SAT_WHY_QUIET;
 	if (v->seen & SATFEED_SAT_SEEN_WPS)
 		v->wps_avg_permille = 1000;
+	if (v->seen & SATFEED_SAT_SEEN_SVC)
+		v->svc_avg_ns = v->svc_base_ns;
 	v->updated_ns = now;
 	if (v->state != SATFEED_SAT_NEAR && v->state != SATFEED_SAT_FULL)
 		return 0;

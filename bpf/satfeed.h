@@ -51,7 +51,7 @@
  * each tick publishes the target's slack with the waits in progress
  * (satfeed_verdict.slack_permille).
  */
-#define SATFEED_ABI_VERSION	4
+#define SATFEED_ABI_VERSION	5
 
 /* Pin names, relative to the bpffs root (default SATFEED_DEFAULT_ROOT). */
 #define SATFEED_DEFAULT_ROOT	"/sys/fs/bpf/satfeed"
@@ -391,23 +391,27 @@ enum satfeed_target_state {
 };
 
 /*
- * Saturation rules of one target, evaluated by the engine each time one of
- * its windows closes (see struct satfeed_verdict; the rules themselves are
- * bpf/sat_rules.h, which BPF and user space share).  A zero field takes the
- * default below; SATFEED_SAT_RULE_OFF turns that rule off.  The defaults
- * come from the validation sweeps (docs/validation.md): below saturation a
- * server waits about once per request (wps near 1000), at saturation every
- * wait returns with work queued and waits become rare (wps near 0).  The
- * idle share and the dispersion did not find the knee there (memcached's
- * wait share rises again past it; cv2 peaks at mid load), so their rules
- * are off unless set.
+ * Saturation rules of one target (see struct satfeed_verdict; the rules
+ * themselves are bpf/sat_rules.h, which BPF and user space share).  A zero
+ * field takes the default below; SATFEED_SAT_RULE_OFF turns that rule off.
+ * The defaults come from the server corpus (docs/validation.md, "Corpus"):
+ * saturation is queueing, and the two signals that showed it on every
+ * architecture there are the idle share of the threads that served (low:
+ * the threads are busy or wait for a CPU, so work queues) and the growth
+ * of the service time over its low-load baseline (work waits inside the
+ * server between its receive and its answer: a thread per connection
+ * behind a lock or a CPU).  Waits per send measures the event loop's shape
+ * as much as its load, and the dispersion peaks at mid load: off unless
+ * set.
  */
 #define SATFEED_SAT_RULE_OFF		0xffffffffU
-#define SATFEED_SAT_WPS_NEAR_DEFAULT	150
-#define SATFEED_SAT_WPS_FULL_DEFAULT	30
-#define SATFEED_SAT_IDLE_NEAR_DEFAULT	SATFEED_SAT_RULE_OFF
-#define SATFEED_SAT_IDLE_FULL_DEFAULT	SATFEED_SAT_RULE_OFF
+#define SATFEED_SAT_WPS_NEAR_DEFAULT	SATFEED_SAT_RULE_OFF
+#define SATFEED_SAT_WPS_FULL_DEFAULT	SATFEED_SAT_RULE_OFF
+#define SATFEED_SAT_IDLE_NEAR_DEFAULT	250
+#define SATFEED_SAT_IDLE_FULL_DEFAULT	100
 #define SATFEED_SAT_CV2_RISE_DEFAULT	SATFEED_SAT_RULE_OFF
+#define SATFEED_SAT_SVC_NEAR_DEFAULT	3000
+#define SATFEED_SAT_SVC_FULL_DEFAULT	8000
 struct satfeed_sat_rules {
 	__u32 idle_near_permille; /* near below this idle share, permille */
 	__u32 idle_full_permille; /* saturated below this idle share, permille */
@@ -417,7 +421,11 @@ struct satfeed_sat_rules {
 	__u32 wps_near_permille; /* near below this many waits per 1000
 				  * sends (smoothed, wps_avg_permille) */
 	__u32 wps_full_permille; /* saturated below this many */
-	__u32 reserved;
+	__u32 svc_near_permille; /* near when the smoothed service time
+				  * exceeds this many thousandths of its
+				  * low-load baseline (3000: three times) */
+	__u32 svc_full_permille; /* saturated above this many */
+	__u32 reserved;		/* 0 */
 };
 
 enum satfeed_sat_state {
@@ -492,7 +500,12 @@ struct satfeed_rules_slot {
 #define SATFEED_SAT_WHY_WPS_FULL	(1U << 4) /* wps_avg < wps_full */
 #define SATFEED_SAT_WHY_QUIET		(1U << 5) /* no send or receive for
 						   * max_age_ns: OK, and the
-						   * wps average restarts */
+						   * wps and service time
+						   * averages restart */
+#define SATFEED_SAT_WHY_SVC_NEAR	(1U << 6) /* svc_avg > svc_near of
+						   * svc_base */
+#define SATFEED_SAT_WHY_SVC_FULL	(1U << 7) /* svc_avg > svc_full of
+						   * svc_base */
 /* Bits of satfeed_verdict.seen: which figures are set. */
 #define SATFEED_SAT_SEEN_SEND	(1U << SATFEED_STREAM_SEND)
 #define SATFEED_SAT_SEEN_RECV	(1U << SATFEED_STREAM_RECV)
@@ -500,12 +513,18 @@ struct satfeed_rules_slot {
 #define SATFEED_SAT_SEEN_BASE	(1U << 3)	/* base_cv2_permille */
 #define SATFEED_SAT_SEEN_WPS	(1U << 4)	/* wps_*_permille */
 #define SATFEED_SAT_SEEN_WAITS	(1U << 5)	/* a wait was counted */
+#define SATFEED_SAT_SEEN_IDLE	(1U << 6)	/* idle_permille: a tick
+						 * measured the slack */
+#define SATFEED_SAT_SEEN_SVC	(1U << 7)	/* svc_avg_ns, svc_base_ns */
 struct satfeed_verdict {
 	struct bpf_spin_lock lock;
 	__u32 gen;		/* satfeed_target.gen this verdict belongs to */
 	__u32 state;		/* enum satfeed_sat_state */
 	__u32 why;		/* SATFEED_SAT_WHY_* of the rules that hold */
-	__u32 idle_permille;	/* newest poll window's idle_permille */
+	__u32 idle_permille;	/* the idle share the rules use: the newest
+				 * tick's slack_permille of the threads that
+				 * woke in its interval (below); 1000 when
+				 * every waiting thread slept through it */
 	__u32 send_cv2_permille; /* newest send window's cv2_permille */
 	__u32 recv_cv2_permille; /* newest recv window's cv2_permille */
 	__u32 base_cv2_permille; /* low-load baseline of the dispersion: the
@@ -545,17 +564,42 @@ struct satfeed_verdict {
 				 * * threads)), the idle share with the
 				 * waits in progress, 0..1000; runq: of the
 				 * waited time, the time runnable but not
-				 * running (satfeed_window.runq_ns); 0 with
-				 * no thread */
+				 * running (satfeed_window.runq_ns); waited
+				 * and threads leave the sleepers out (ABI
+				 * 5); 1000 with sleepers only, 0 with no
+				 * thread */
 	__u32 wait_permille;	/* the same of waited, 0..1000 */
-	__u32 threads;		/* threads that waited in the interval */
+	__u32 threads;		/* threads that waited in the interval and
+				 * woke in it (ABI 5: sleepers apart) */
 	__u32 tick_reserved;
 	__u64 waited_mark;	/* engine private: the poll stream's
 				 * wait_total_ns plus the waits in progress
 				 * at prev_tick_ns, ns */
 	__u64 runq_mark;	/* engine private: the same of run-queue
 				 * time */
+	/*
+	 * Service time (ABI 5), also written at each tick: the newest service
+	 * window that closed since the previous tick with at least
+	 * SATFEED_SAT_SVC_MIN_SAMPLES samples moves the average.
+	 */
+	__u64 svc_avg_ns;	/* smoothed service time: the first such
+				 * window's mean_ns, then (7 * svc_avg +
+				 * mean_ns) >> 3 at each, ns */
+	__u64 svc_base_ns;	/* its low-load baseline: the lowest such
+				 * window's mean_ns since the target was
+				 * added, ns */
+	__u64 svc_seq;		/* engine private: seq of the newest service
+				 * window used */
+	__u32 sleepers;		/* threads whose wait lasted the whole
+				 * interval, left out of slack_permille and
+				 * threads: a listener thread that never
+				 * wakes says nothing of the load */
+	__u32 svc_reserved;
 };
+
+/* Fewer samples than this in a service window: too few to move the
+ * service-time average or its baseline. */
+#define SATFEED_SAT_SVC_MIN_SAMPLES	64
 
 /* Value of sf_pid_index and sf_cgrp_index: where a target's data lives. */
 struct satfeed_index {
@@ -694,6 +738,9 @@ struct satfeed_age {
 	__u64 inprog_ns[SATFEED_MAX_TARGETS];
 	__u64 inprog_runq_ns[SATFEED_MAX_TARGETS];
 	__u32 threads[SATFEED_MAX_TARGETS];
+	__u32 sleepers[SATFEED_MAX_TARGETS];	/* threads in a wait since
+						 * before the previous
+						 * tick (not in threads) */
 };
 
 /*

@@ -81,6 +81,29 @@ static __always_inline struct satfeed_stream *sf_stream(__u32 slot,
 	(SATFEED_SC_ALL & ~((1U << SATFEED_SC_POLL_FIRST) - 1))
 
 /*
+ * The rules user space wrote for target (slot, gen) into *rules, else (a
+ * slot being reused) the defaults: every field 0.  Read field by field
+ * without a lock: user space writes a whole entry, and a change applies
+ * from the next evaluation.
+ */
+static __always_inline void sf_rules_get(__u32 slot, __u32 gen,
+					 struct satfeed_sat_rules *rules)
+{
+	struct satfeed_rules_slot *r;
+
+	r = bpf_map_lookup_elem(&sf_rules, &slot);
+	if (!r || READ_ONCE(r->gen) != gen)
+		return;
+	rules->idle_near_permille = READ_ONCE(r->rules.idle_near_permille);
+	rules->idle_full_permille = READ_ONCE(r->rules.idle_full_permille);
+	rules->cv2_rise_permille = READ_ONCE(r->rules.cv2_rise_permille);
+	rules->wps_near_permille = READ_ONCE(r->rules.wps_near_permille);
+	rules->wps_full_permille = READ_ONCE(r->rules.wps_full_permille);
+	rules->svc_near_permille = READ_ONCE(r->rules.svc_near_permille);
+	rules->svc_full_permille = READ_ONCE(r->rules.svc_full_permille);
+}
+
+/*
  * The target's verdict, after one of its windows closed (w, a copy taken
  * under the stream lock): the window's figures, the poll stream's count of
  * waits and the target's rules (sf_rules, of its generation) go through
@@ -98,7 +121,6 @@ static __noinline void sf_verdict_update(__u32 slot, __u32 stream, __u32 gen,
 					 const struct satfeed_window *w)
 {
 	struct satfeed_sat_rules rules = {};
-	struct satfeed_rules_slot *r;
 	struct satfeed_sat_event e = {
 		.stream = stream,
 		.shift = window_shift,
@@ -119,20 +141,7 @@ static __noinline void sf_verdict_update(__u32 slot, __u32 stream, __u32 gen,
 	 * last step of an add */
 	if (READ_ONCE(t->gen) == gen)
 		sc_mask = READ_ONCE(t->sc_mask);
-	/* the rules user space wrote for this generation, else the defaults */
-	r = bpf_map_lookup_elem(&sf_rules, &slot);
-	if (r && READ_ONCE(r->gen) == gen) {
-		rules.idle_near_permille =
-			READ_ONCE(r->rules.idle_near_permille);
-		rules.idle_full_permille =
-			READ_ONCE(r->rules.idle_full_permille);
-		rules.cv2_rise_permille =
-			READ_ONCE(r->rules.cv2_rise_permille);
-		rules.wps_near_permille =
-			READ_ONCE(r->rules.wps_near_permille);
-		rules.wps_full_permille =
-			READ_ONCE(r->rules.wps_full_permille);
-	}
+	sf_rules_get(slot, gen, &rules);
 	poll = sf_stream(slot, SATFEED_STREAM_POLL);
 	if (poll && (sc_mask & SF_SC_POLL_MASK))
 		e.poll_calls = READ_ONCE(poll->calls);

@@ -129,15 +129,43 @@ static __always_inline __u32 sf_age_share(__u64 x, __u64 den)
 	return q > 1000 ? 1000 : q;
 }
 
+/*
+ * The mean of the newest service window of target (slot, gen), when it has
+ * at least SATFEED_SAT_SVC_MIN_SAMPLES samples, and its seq in *seq (0:
+ * none); 0 otherwise.
+ */
+static __always_inline __u64 sf_age_svc(__u32 slot, __u32 gen, __u64 *seq)
+{
+	const struct satfeed_window *w;
+	struct satfeed_stream *s;
+	__u64 mean = 0;
+
+	s = sf_stream(slot, SATFEED_STREAM_SVC);
+	if (!s)
+		return 0;
+	bpf_spin_lock(&s->lock);
+	if (s->gen == gen && s->published) {
+		*seq = s->published;
+		w = satfeed_window_by_seq(s, s->published);
+		if (w->samples >= SATFEED_SAT_SVC_MIN_SAMPLES)
+			mean = w->mean_ns;
+	}
+	bpf_spin_unlock(&s->lock);
+	return mean;
+}
+
 /* bpf_loop callback: one tick for target slot. */
 static long sf_age_slot(__u32 slot, void *ctx)
 {
 	struct sf_age_ctx *c = ctx;
 	struct satfeed_age *a = c->a;
 	__u64 now = c->now, cum_wait = 0, cum_runq = 0, waited, runq, den;
-	__u32 gen, threads, wperm = 0, iperm = 0, idx;
+	__u32 gen, threads, sleepers, wperm = 0, iperm = 0, idx;
+	struct satfeed_sat_rules rules = {};
+	struct satfeed_sat_tick tk = {};
 	struct satfeed_stream *poll;
 	struct satfeed_verdict *v;
+	__u64 svc_seq = 0;
 	struct satfeed_target *t;
 	bool active;
 
@@ -149,6 +177,7 @@ static long sf_age_slot(__u32 slot, void *ctx)
 	gen = t->gen;
 	idx = slot & (SATFEED_MAX_TARGETS - 1);	/* slot, for the verifier */
 	threads = a->threads[idx];
+	sleepers = a->sleepers[idx];
 	poll = sf_stream(slot, SATFEED_STREAM_POLL);
 	if (!poll)
 		return 0;
@@ -160,6 +189,8 @@ static long sf_age_slot(__u32 slot, void *ctx)
 	bpf_spin_unlock(&poll->lock);
 	cum_wait += a->inprog_ns[idx];
 	cum_runq += a->inprog_runq_ns[idx];
+	tk.svc_mean_ns = sf_age_svc(slot, gen, &svc_seq);
+	sf_rules_get(slot, gen, &rules);
 
 	v = bpf_map_lookup_elem(&sf_verdict, &slot);
 	if (!v)
@@ -171,11 +202,17 @@ static long sf_age_slot(__u32 slot, void *ctx)
 			waited = cum_wait - v->waited_mark;
 			runq = cum_runq >= v->runq_mark ?
 				       cum_runq - v->runq_mark : 0;
+			/* a sleeper waited the whole interval */
+			den = (now - v->tick_ns) * sleepers;
+			waited = waited > den ? waited - den : 0;
 			if (runq > waited)
 				runq = waited;
 			den = (now - v->tick_ns) * threads;
 			wperm = sf_age_share(waited, den);
 			iperm = sf_age_share(waited - runq, den);
+			if (!threads && sleepers)
+				wperm = iperm = 1000;
+			tk.idle_known = threads || sleepers;
 		}
 		v->prev_tick_ns = v->tick_ns;
 		v->tick_ns = now;
@@ -184,6 +221,15 @@ static long sf_age_slot(__u32 slot, void *ctx)
 		v->wait_permille = wperm;
 		v->slack_permille = iperm;
 		v->threads = threads;
+		v->sleepers = sleepers;
+		/* a service window used once */
+		if (svc_seq <= v->svc_seq)
+			tk.svc_mean_ns = 0;
+		else
+			v->svc_seq = svc_seq;
+		tk.idle_permille = iperm;
+		tk.now = now;
+		satfeed_sat_tick(v, &rules, &tk);
 	}
 	bpf_spin_unlock(&v->lock);
 
@@ -221,6 +267,7 @@ static long sf_age_clear(__u32 i, void *ctx)
 	a->inprog_ns[i] = 0;
 	a->inprog_runq_ns[i] = 0;
 	a->threads[i] = 0;
+	a->sleepers[i] = 0;
 	return 0;
 }
 
@@ -251,7 +298,12 @@ static int sf_age_tick(void *map, __u32 *key, struct satfeed_age *a)
 			rq = sf_run_delay(task) - w->run_delay;
 			a->inprog_ns[slot] += in;
 			a->inprog_runq_ns[slot] += rq < in ? rq : in;
-			a->threads[slot]++;
+			/* asleep since before the previous tick: its whole
+			 * interval was waited, and it served nothing */
+			if (prev && w->start_ns <= prev && w->end_ns <= prev)
+				a->sleepers[slot]++;
+			else
+				a->threads[slot]++;
 		} else if (w->end_ns > prev) {
 			a->threads[slot]++;
 		}

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * test_sat_rules.c - the saturation rules (bpf/sat_rules.h, the very file
- * the engine runs under the verdict's lock): the waits per send and their
- * smoothing, the state after each window of a sequence and its reasons, the
- * optional idle and dispersion rules with the low-load baseline, the
- * defaults a zero rule takes, rules turned off, and the change count and
- * times.
+ * the engine runs under the verdict's lock): the idle share and the service
+ * time a tick brings (the default rules), the service time's smoothing and
+ * baseline, the optional waits per send and their smoothing, the state after
+ * each window of a sequence and its reasons, the dispersion rule with the
+ * low-load baseline, the defaults a zero rule takes, rules turned off,
+ * quiet, and the change count and times.
  */
 #include <string.h>
 #include "sat_rules.h"
@@ -66,9 +67,14 @@ static void fresh(void)
 	polls = 0;
 }
 
+/* the waits-per-send rules of ABI 4's defaults, off by default since 5 */
+static const struct satfeed_sat_rules wps_rules = {
+	.wps_near_permille = 150, .wps_full_permille = 30,
+};
+
 static void test_wps(void)
 {
-	const struct satfeed_sat_rules def = {};
+	const struct satfeed_sat_rules def = wps_rules;
 	__u32 avg;
 
 	fresh();
@@ -95,20 +101,19 @@ static void test_wps(void)
 		ASSERT_EQ(v.wps_avg_permille, avg, "EWMA 1/8");
 	}
 	ASSERT_EQ(v.state, SATFEED_SAT_NEAR, "sustained: near first");
-	ASSERT_TRUE(v.wps_avg_permille < SATFEED_SAT_WPS_NEAR_DEFAULT &&
-		    v.wps_avg_permille >= SATFEED_SAT_WPS_FULL_DEFAULT,
-		    "near between the defaults: %u", v.wps_avg_permille);
+	ASSERT_TRUE(v.wps_avg_permille < 150 && v.wps_avg_permille >= 30,
+		    "near between the rules: %u", v.wps_avg_permille);
 	ASSERT_EQ(v.why, SATFEED_SAT_WHY_WPS_NEAR, "why near");
 	while (v.state == SATFEED_SAT_NEAR)
 		send_win(&def, 0);
 	ASSERT_EQ(v.state, SATFEED_SAT_FULL, "then saturated");
 	ASSERT_EQ(v.why, SATFEED_SAT_WHY_WPS_NEAR | SATFEED_SAT_WHY_WPS_FULL,
 		  "why full");
-	ASSERT_TRUE(v.wps_avg_permille < SATFEED_SAT_WPS_FULL_DEFAULT,
-		    "full below the default: %u", v.wps_avg_permille);
+	ASSERT_TRUE(v.wps_avg_permille < 30,
+		    "full below the rule: %u", v.wps_avg_permille);
 	/* the other streams re-evaluate with the same figures */
-	ASSERT_EQ(win(&def, POLL, 900, 0, 0), SATFEED_SAT_FULL,
-		  "idle share alone changes nothing by default");
+	ASSERT_EQ(win(&def, POLL, 0, 0, 0), SATFEED_SAT_FULL,
+		  "a poll window's idle share is not the rules' (the tick's)");
 	ASSERT_EQ(win(&def, RECV, 0, 99999, 0), SATFEED_SAT_FULL,
 		  "dispersion alone changes nothing by default");
 	/* back: a few windows of one wait per send */
@@ -149,52 +154,152 @@ static void test_wps(void)
 		  (__u32)((7ULL * 0xffffffffU + 4) >> 3), "no overflow");
 }
 
+/* A tick: the idle share (known or not) and a new service mean (0: none) */
+static __u32 tick(const struct satfeed_sat_rules *r, int known, __u32 idle,
+		  __u64 svc)
+{
+	__u64 changes = v.changes, since = v.since_ns;
+	struct satfeed_sat_tick t;
+	__u32 before = v.state;
+	int changed;
+
+	now += 1000;
+	t = (struct satfeed_sat_tick){ .idle_permille = idle,
+				       .idle_known = known,
+				       .svc_mean_ns = svc, .now = now };
+	changed = satfeed_sat_tick(&v, r, &t);
+	ASSERT_EQ(changed, v.state != before, "tick: changed says whether it did");
+	ASSERT_EQ(v.changes, changes + (v.state != before), "tick: changes");
+	ASSERT_EQ(v.since_ns, v.state != before ? now : since, "tick: since_ns");
+	ASSERT_EQ(v.updated_ns, now, "tick: updated_ns");
+	return v.state;
+}
+
 static void test_defaults(void)
 {
 	const struct satfeed_sat_rules zero = {};
 	struct satfeed_sat_rules eff;
 
 	satfeed_sat_rules_effective(&zero, &eff);
-	ASSERT_EQ(eff.idle_near_permille, SATFEED_SAT_IDLE_NEAR_DEFAULT,
-		  "default near");
-	ASSERT_EQ(eff.idle_full_permille, SATFEED_SAT_IDLE_FULL_DEFAULT,
-		  "default full");
-	ASSERT_EQ(eff.cv2_rise_permille, SATFEED_SAT_CV2_RISE_DEFAULT,
-		  "default rise");
-	ASSERT_EQ(eff.wps_near_permille, 150, "default wps near (RULES.md)");
-	ASSERT_EQ(eff.wps_full_permille, 30, "default wps full (RULES.md)");
-	ASSERT_EQ(eff.idle_near_permille, SATFEED_SAT_RULE_OFF,
-		  "idle rules off by default (RULES.md)");
+	ASSERT_EQ(eff.idle_near_permille, 250, "default idle near");
+	ASSERT_EQ(eff.idle_full_permille, 100, "default idle full");
+	ASSERT_EQ(eff.svc_near_permille, 3000, "default service near: 3x");
+	ASSERT_EQ(eff.svc_full_permille, 8000, "default service full: 8x");
+	ASSERT_EQ(eff.cv2_rise_permille, SATFEED_SAT_RULE_OFF,
+		  "dispersion rule off by default");
+	ASSERT_EQ(eff.wps_near_permille, SATFEED_SAT_RULE_OFF,
+		  "waits per send off by default");
+	ASSERT_EQ(eff.wps_full_permille, SATFEED_SAT_RULE_OFF,
+		  "waits per send off by default");
 	fresh();
-	send_win(&zero, 150);
-	ASSERT_EQ(v.state, SATFEED_SAT_OK, "at the default near: ok");
-	fresh();
-	send_win(&zero, 149);
-	ASSERT_EQ(v.state, SATFEED_SAT_NEAR, "below the default near");
-	fresh();
-	send_win(&zero, 30);
-	ASSERT_EQ(v.state, SATFEED_SAT_NEAR, "at the default full: near");
-	fresh();
-	send_win(&zero, 29);
-	ASSERT_EQ(v.state, SATFEED_SAT_FULL, "below the default full");
-}
-
-static void test_idle_rules(void)
-{
-	const struct satfeed_sat_rules r = { .idle_near_permille = 300,
-					     .idle_full_permille = 100 };
-
-	fresh();
-	send_win(&r, 1000);
-	ASSERT_EQ(v.state, SATFEED_SAT_OK, "before a poll window: wps only");
-	ASSERT_EQ(win(&r, POLL, 300, 0, 0), SATFEED_SAT_OK, "idle at near");
-	ASSERT_EQ(win(&r, POLL, 299, 0, 0), SATFEED_SAT_NEAR, "below near");
+	ASSERT_EQ(tick(&zero, 1, 250, 0), SATFEED_SAT_OK, "at idle near: ok");
+	ASSERT_EQ(tick(&zero, 1, 249, 0), SATFEED_SAT_NEAR, "below idle near");
 	ASSERT_EQ(v.why, SATFEED_SAT_WHY_IDLE_NEAR, "why idle near");
-	ASSERT_EQ(win(&r, POLL, 100, 0, 0), SATFEED_SAT_NEAR, "idle at full");
-	ASSERT_EQ(win(&r, POLL, 99, 0, 0), SATFEED_SAT_FULL, "below full");
+	ASSERT_EQ(tick(&zero, 1, 100, 0), SATFEED_SAT_NEAR, "at idle full");
+	ASSERT_EQ(tick(&zero, 1, 99, 0), SATFEED_SAT_FULL, "below idle full");
 	ASSERT_EQ(v.why, SATFEED_SAT_WHY_IDLE_NEAR | SATFEED_SAT_WHY_IDLE_FULL,
 		  "why idle full");
-	ASSERT_EQ(win(&r, POLL, 5000, 0, 0), SATFEED_SAT_OK, "idle back up");
+	ASSERT_EQ(tick(&zero, 0, 0, 0), SATFEED_SAT_FULL,
+		  "a tick that measured nothing keeps the idle share");
+	ASSERT_EQ(v.idle_permille, 99, "idle kept");
+	ASSERT_EQ(tick(&zero, 1, 1000, 0), SATFEED_SAT_OK, "idle again");
+	/* waits per send, off: a send window without waits changes nothing */
+	ASSERT_EQ(send_win(&zero, 0), SATFEED_SAT_OK, "wps off by default");
+	ASSERT_EQ(v.why, 0, "no reason");
+}
+
+static void test_unknown(void)
+{
+	const struct satfeed_sat_rules zero = {};
+
+	fresh();
+	ASSERT_EQ(win(&zero, SEND, 0, 0, 2048), SATFEED_SAT_UNKNOWN,
+		  "windows alone, wps off: unknown");
+	ASSERT_EQ(win(&zero, POLL, 900, 0, 5), SATFEED_SAT_UNKNOWN,
+		  "a poll window alone: unknown");
+	ASSERT_EQ(tick(&zero, 0, 0, 0), SATFEED_SAT_UNKNOWN,
+		  "a tick with no thread waiting and no service: unknown");
+	ASSERT_EQ(tick(&zero, 0, 0, 5000), SATFEED_SAT_OK,
+		  "a service mean: judged");
+	ASSERT_EQ(v.seen & (SATFEED_SAT_SEEN_IDLE | SATFEED_SAT_SEEN_SVC),
+		  SATFEED_SAT_SEEN_SVC, "seen: service only");
+	fresh();
+	ASSERT_EQ(tick(&zero, 1, 0, 0), SATFEED_SAT_FULL,
+		  "an idle share alone: judged");
+	/* waits per send on, a send window with waits judges alone */
+	fresh();
+	ASSERT_EQ(send_win(&wps_rules, 1000), SATFEED_SAT_OK, "wps on: judged");
+}
+
+static void test_svc(void)
+{
+	const struct satfeed_sat_rules zero = {};
+	const struct satfeed_sat_rules r = { .svc_near_permille = 2000,
+					     .svc_full_permille = 4000 };
+	__u64 avg;
+
+	fresh();
+	tick(&zero, 1, 1000, 10000);
+	ASSERT_EQ(v.svc_avg_ns, 10000, "first mean: the average");
+	ASSERT_EQ(v.svc_base_ns, 10000, "first mean: the baseline");
+	tick(&zero, 1, 1000, 8000);
+	ASSERT_EQ(v.svc_avg_ns, (7 * 10000 + 8000) >> 3, "EWMA 1/8");
+	ASSERT_EQ(v.svc_base_ns, 8000, "baseline: the lowest mean");
+	tick(&zero, 1, 1000, 0);
+	ASSERT_EQ(v.svc_avg_ns, (7 * 10000 + 8000) >> 3,
+		  "no new window: the average stays");
+	/* rise until near: 3x the baseline is not above it */
+	avg = v.svc_avg_ns;
+	while (v.state == SATFEED_SAT_OK) {
+		ASSERT_TRUE(avg * 1000 / 8000 <= 3000,
+			    "ok while at most 3x: avg %llu",
+			    (unsigned long long)avg);
+		tick(&zero, 1, 1000, 200000);
+		avg = (7 * avg + 200000) >> 3;
+		ASSERT_EQ(v.svc_avg_ns, avg, "EWMA 1/8");
+	}
+	ASSERT_EQ(v.state, SATFEED_SAT_NEAR, "service time up: near first");
+	ASSERT_TRUE(avg * 1000 / 8000 > 3000, "near above 3x");
+	ASSERT_EQ(v.why, SATFEED_SAT_WHY_SVC_NEAR, "why service near");
+	while (v.state == SATFEED_SAT_NEAR)
+		tick(&zero, 1, 1000, 200000);
+	ASSERT_EQ(v.state, SATFEED_SAT_FULL, "then saturated");
+	ASSERT_TRUE(v.svc_avg_ns * 1000 / 8000 > 8000, "full above 8x");
+	ASSERT_EQ(v.why, SATFEED_SAT_WHY_SVC_NEAR | SATFEED_SAT_WHY_SVC_FULL,
+		  "why service full");
+	ASSERT_EQ(v.svc_base_ns, 8000, "a rise is not a baseline");
+	/* exact thresholds with set rules: avg = 2 * base is not above */
+	fresh();
+	tick(&r, 1, 1000, 1000);
+	v.svc_avg_ns = 2000;
+	ASSERT_EQ(tick(&r, 1, 1000, 0), SATFEED_SAT_OK, "at 2x: not above");
+	v.svc_avg_ns = 2001;
+	ASSERT_EQ(tick(&r, 1, 1000, 0), SATFEED_SAT_NEAR, "above 2x");
+	v.svc_avg_ns = 4000;
+	ASSERT_EQ(tick(&r, 1, 1000, 0), SATFEED_SAT_NEAR, "at 4x: near");
+	v.svc_avg_ns = 4001;
+	ASSERT_EQ(tick(&r, 1, 1000, 0), SATFEED_SAT_FULL, "above 4x: full");
+	/* both rules: the idle share and the service time */
+	ASSERT_EQ(tick(&r, 1, 50, 0), SATFEED_SAT_FULL, "both full");
+	ASSERT_EQ(v.why, SATFEED_SAT_WHY_SVC_NEAR | SATFEED_SAT_WHY_SVC_FULL |
+			 SATFEED_SAT_WHY_IDLE_NEAR | SATFEED_SAT_WHY_IDLE_FULL,
+		  "why both");
+	/* quiet: the average restarts from the baseline */
+	ASSERT_EQ(satfeed_sat_quiet(&v, now), 1, "quiet leaves full");
+	ASSERT_EQ(v.svc_avg_ns, v.svc_base_ns, "average back to the base");
+	ASSERT_EQ(tick(&r, 1, 1000, 0), SATFEED_SAT_OK, "ok after quiet");
+	/* huge means: no overflow (capped at 2^53 ns) */
+	fresh();
+	tick(&zero, 1, 1000, 1);
+	ASSERT_EQ(tick(&zero, 1, 1000, ~0ULL), SATFEED_SAT_FULL,
+		  "a huge mean over a 1 ns baseline: full, no overflow");
+	ASSERT_TRUE(v.svc_avg_ns <= (1ULL << 53), "average capped: %llu",
+		    (unsigned long long)v.svc_avg_ns);
+	fresh();
+	tick(&zero, 1, 1000, ~0ULL);
+	ASSERT_EQ(v.svc_base_ns, 1ULL << 53, "baseline capped");
+	ASSERT_EQ(tick(&zero, 1, 1000, ~0ULL), SATFEED_SAT_OK,
+		  "huge but steady: ok");
 }
 
 static void test_rules_off(void)
@@ -205,12 +310,15 @@ static void test_rules_off(void)
 		.cv2_rise_permille = SATFEED_SAT_RULE_OFF,
 		.wps_near_permille = SATFEED_SAT_RULE_OFF,
 		.wps_full_permille = SATFEED_SAT_RULE_OFF,
+		.svc_near_permille = SATFEED_SAT_RULE_OFF,
+		.svc_full_permille = SATFEED_SAT_RULE_OFF,
 	};
 
 	fresh();
+	tick(&off, 1, 1000, 1000);
 	send_win(&off, 1000);
 	send_win(&off, 0);
-	ASSERT_EQ(win(&off, POLL, 0, 0, 1), SATFEED_SAT_OK, "all rules off");
+	ASSERT_EQ(tick(&off, 1, 0, 1000000), SATFEED_SAT_OK, "all rules off");
 	win(&off, RECV, 0, 1, 0);
 	ASSERT_EQ(v.base_cv2_permille, 1, "baseline with the rules off: any");
 	ASSERT_EQ(win(&off, RECV, 0, 1000000, 0), SATFEED_SAT_OK, "rise off");
@@ -218,7 +326,9 @@ static void test_rules_off(void)
 
 static void test_cv2_rise(void)
 {
-	const struct satfeed_sat_rules r = { .cv2_rise_permille = 500 };
+	const struct satfeed_sat_rules r = { .cv2_rise_permille = 500,
+					     .wps_near_permille = 150,
+					     .wps_full_permille = 30 };
 
 	fresh();
 	send_win(&r, 1000);
@@ -235,7 +345,7 @@ static void test_cv2_rise(void)
 	ASSERT_EQ(v.why, SATFEED_SAT_WHY_CV2_RISE, "why rise");
 	ASSERT_EQ(v.base_cv2_permille, 1000, "a rise is not a baseline");
 	/* near by waits: no baseline */
-	while (v.wps_avg_permille >= SATFEED_SAT_WPS_NEAR_DEFAULT)
+	while (v.wps_avg_permille >= 150)
 		send_win(&r, 0);
 	win(&r, RECV, 0, 1, 0);
 	ASSERT_EQ(v.base_cv2_permille, 1000, "no baseline while near");
@@ -246,7 +356,8 @@ static void test_cv2_rise(void)
 	win(&r, RECV, 0, 0xfffffffe, 0);
 	{
 		const struct satfeed_sat_rules big = {
-			.cv2_rise_permille = 0xfffffffe };
+			.cv2_rise_permille = 0xfffffffe,
+			.wps_near_permille = 150, .wps_full_permille = 30 };
 
 		ASSERT_EQ(win(&big, RECV, 0, 0xffffffff, 0), SATFEED_SAT_OK,
 			  "no overflow of the limit");
@@ -265,7 +376,8 @@ int main(void)
 {
 	test_wps();
 	test_defaults();
-	test_idle_rules();
+	test_unknown();
+	test_svc();
 	test_rules_off();
 	test_cv2_rise();
 	return sf_test_summary("test_sat_rules");

@@ -12,7 +12,7 @@ typedef unsigned __int128 u128;
 
 const struct sf_fig_desc sf_figs[SF_NR_FIGS] = {
 	[SF_FIG_IDLE] = { "idle", "satfeed_idle_ratio", 3,
-		"Idle share: time spent in waits for work (wait time less run-queue time) over the span of the poll window times the threads that waited in it (0 to 1)." },
+		"Idle share the verdict judges: time the target's threads spent in waits for work (wait time less run-queue time, waits in progress included) over the engine's last tick interval times the threads that woke in it (0 to 1; 1 when every waiting thread slept through it)." },
 	[SF_FIG_SEND_RATE] = { "send_rate", "satfeed_send_rate_per_second", 3,
 		"Sends per second: samples over the sum of the gaps between send-family calls (a response of several sends counts each)." },
 	[SF_FIG_RECV_RATE] = { "recv_rate", "satfeed_recv_rate_per_second", 3,
@@ -36,13 +36,14 @@ const struct sf_fig_desc sf_figs[SF_NR_FIGS] = {
 
 const char *const sf_reason_names[SF_NR_REASONS] = {
 	"wps_full", "wps_near", "idle_full", "idle_near", "cv2_rise",
-	"quiet",
+	"svc_full", "svc_near", "quiet",
 };
 
 const __u32 sf_reason_bits[SF_NR_REASONS] = {
 	SATFEED_SAT_WHY_WPS_FULL, SATFEED_SAT_WHY_WPS_NEAR,
 	SATFEED_SAT_WHY_IDLE_FULL, SATFEED_SAT_WHY_IDLE_NEAR,
-	SATFEED_SAT_WHY_CV2_RISE, SATFEED_SAT_WHY_QUIET,
+	SATFEED_SAT_WHY_CV2_RISE, SATFEED_SAT_WHY_SVC_FULL,
+	SATFEED_SAT_WHY_SVC_NEAR, SATFEED_SAT_WHY_QUIET,
 };
 
 __u32 sf_reason_strongest(__u32 why)
@@ -51,6 +52,8 @@ __u32 sf_reason_strongest(__u32 why)
 		why &= ~SATFEED_SAT_WHY_WPS_NEAR;
 	if (why & SATFEED_SAT_WHY_IDLE_FULL)
 		why &= ~SATFEED_SAT_WHY_IDLE_NEAR;
+	if (why & SATFEED_SAT_WHY_SVC_FULL)
+		why &= ~SATFEED_SAT_WHY_SVC_NEAR;
 	return why;
 }
 
@@ -86,6 +89,27 @@ static void wps_figure(struct sf_reading *r)
 			    r->now - send->newest.end_ns : 0;
 	o->source = send->f.source == SF_FIG_CLOSED ? SF_FIG_CLOSED :
 						      SF_FIG_STALE;
+}
+
+/*
+ * The idle share: the one the rules judge (ABI 5: the verdict's, written at
+ * each tick of the engine's timer for the threads that woke in the tick's
+ * interval), as old as that tick, stale when the engine stopped; before a
+ * tick measured it, the poll stream's.
+ */
+static void idle_figure(struct sf_reading *r, bool stopped)
+{
+	const struct sf_figures *f = &r->s[SATFEED_STREAM_POLL].f;
+	struct sf_fig_value *o = &r->fig[SF_FIG_IDLE];
+
+	if (r->gone || !(r->v.seen & SATFEED_SAT_SEEN_IDLE) ||
+	    !r->v.tick_ns) {
+		from_stream(o, f, f->idle_permille);
+		return;
+	}
+	o->value = r->v.idle_permille;
+	o->age_ns = r->now > r->v.tick_ns ? r->now - r->v.tick_ns : 0;
+	o->source = stopped ? SF_FIG_STALE : SF_FIG_CLOSED;
 }
 
 /*
@@ -194,8 +218,7 @@ void sf_reading_build(struct sf_reading *r, const struct sf_target_view *tv,
 		r->verdict_age_ns = now > r->v.updated_ns ?
 					    now - r->v.updated_ns : 0;
 	}
-	f = &r->s[SATFEED_STREAM_POLL].f;
-	from_stream(&r->fig[SF_FIG_IDLE], f, f->idle_permille);
+	idle_figure(r, stopped);
 	f = &r->s[SATFEED_STREAM_SEND].f;
 	from_stream(&r->fig[SF_FIG_SEND_RATE], f, f->rate_milli);
 	from_stream(&r->fig[SF_FIG_SEND_CV2], f, f->cv2_permille);

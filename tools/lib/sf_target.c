@@ -366,6 +366,8 @@ static int check_rules(const struct satfeed_sat_rules *rules, char *why,
 		{ "cv2-rise", rules ? rules->cv2_rise_permille : 0, SF_RULE_CV2_RISE_MAX },
 		{ "wps-near", rules ? rules->wps_near_permille : 0, SF_RULE_WPS_MAX },
 		{ "wps-full", rules ? rules->wps_full_permille : 0, SF_RULE_WPS_MAX },
+		{ "svc-near", rules ? rules->svc_near_permille : 0, SF_RULE_SVC_MAX },
+		{ "svc-full", rules ? rules->svc_full_permille : 0, SF_RULE_SVC_MAX },
 	};
 
 	if (!rules)
@@ -387,6 +389,12 @@ static int check_rules(const struct satfeed_sat_rules *rules, char *why,
 	if (rule_inverted(eff.wps_full_permille, eff.wps_near_permille)) {
 		snprintf(why, len, "the saturated waits per send (%u permille) is above the near one (%u permille); it must not be",
 			 eff.wps_full_permille, eff.wps_near_permille);
+		return SF_EXIT_USAGE;
+	}
+	/* the service time rules hold above their value: full above near */
+	if (rule_inverted(eff.svc_near_permille, eff.svc_full_permille)) {
+		snprintf(why, len, "the saturated service time (%u permille of its baseline) is below the near one (%u permille); it must not be",
+			 eff.svc_full_permille, eff.svc_near_permille);
 		return SF_EXIT_USAGE;
 	}
 	return SF_EXIT_OK;
@@ -513,6 +521,8 @@ static const size_t rule_off[SF_RULE_FIELDS] = {
 	offsetof(struct satfeed_sat_rules, cv2_rise_permille),
 	offsetof(struct satfeed_sat_rules, wps_near_permille),
 	offsetof(struct satfeed_sat_rules, wps_full_permille),
+	offsetof(struct satfeed_sat_rules, svc_near_permille),
+	offsetof(struct satfeed_sat_rules, svc_full_permille),
 };
 
 int sf_target_set_rules(const struct sf_pins *p, const struct sf_selector *sel,

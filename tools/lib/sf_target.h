@@ -83,12 +83,15 @@ enum {
 	SF_RULE_CV2_RISE = 1U << 2,
 	SF_RULE_WPS_NEAR = 1U << 3,
 	SF_RULE_WPS_FULL = 1U << 4,
+	SF_RULE_SVC_NEAR = 1U << 5,
+	SF_RULE_SVC_FULL = 1U << 6,
 };
-#define SF_RULE_FIELDS 5
+#define SF_RULE_FIELDS 7
 /* the largest value of each rule, permille (satfeedctl refuses more) */
 #define SF_RULE_WPS_MAX		1000
 #define SF_RULE_IDLE_MAX	100000
 #define SF_RULE_CV2_RISE_MAX	100000
+#define SF_RULE_SVC_MAX		1000000
 int sf_target_set_rules(const struct sf_pins *p, const struct sf_selector *sel,
 			const struct satfeed_sat_rules *rules, __u32 given,
 			struct satfeed_sat_rules *now, int *slot,

@@ -105,6 +105,8 @@ static const struct option long_opts[] = {
 	{ "cv2-rise", required_argument, NULL, 1003 },
 	{ "wps-near", required_argument, NULL, 1004 },
 	{ "wps-full", required_argument, NULL, 1005 },
+	{ "svc-near", required_argument, NULL, 1008 },
+	{ "svc-full", required_argument, NULL, 1009 },
 	{ "version", no_argument, NULL, 'V' },
 	{ "seconds", required_argument, NULL, 1006 },
 	{ "auto", no_argument, NULL, 1007 },
@@ -271,15 +273,18 @@ int parse_args(int argc, char **argv, const struct cmd *c,
 		case 1002:
 		case 1003:
 		case 1004:
-		case 1005: {
+		case 1005:
+		case 1008:
+		case 1009: {
 			static const char *const names[] = {
 				"idle-near", "idle-full", "cv2-rise",
-				"wps-near", "wps-full",
+				"wps-near", "wps-full", "svc-near", "svc-full",
 			};
 			static const __u32 max[] = {
 				SF_RULE_IDLE_MAX, SF_RULE_IDLE_MAX,
 				SF_RULE_CV2_RISE_MAX, SF_RULE_WPS_MAX,
-				SF_RULE_WPS_MAX,
+				SF_RULE_WPS_MAX, SF_RULE_SVC_MAX,
+				SF_RULE_SVC_MAX,
 			};
 			__u32 *field[] = {
 				&a->rules.idle_near_permille,
@@ -287,17 +292,21 @@ int parse_args(int argc, char **argv, const struct cmd *c,
 				&a->rules.cv2_rise_permille,
 				&a->rules.wps_near_permille,
 				&a->rules.wps_full_permille,
+				&a->rules.svc_near_permille,
+				&a->rules.svc_full_permille,
 			};
+			/* 1001..1005, then 1008, 1009: SF_RULE_* order */
+			int k = opt >= 1008 ? opt - 1008 + 5 : opt - 1001;
 
 			if (!(c->flags & CMD_RULES))
-				return not_for(c, names[opt - 1001], "add and rules take it");
-			err = parse_permille(names[opt - 1001], optarg,
-					     max[opt - 1001],
-					     field[opt - 1001]);
+				return not_for(c, names[k], "add and rules take it");
+			err = parse_permille(names[k], optarg,
+					     max[k],
+					     field[k]);
 			if (err)
 				return err;
 			/* names[] is in SF_RULE_* order */
-			a->rules_given |= 1U << (opt - 1001);
+			a->rules_given |= 1U << k;
 			rules = true;
 			break;
 		}

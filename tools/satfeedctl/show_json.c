@@ -164,10 +164,12 @@ void json_target_head(const struct sf_pins *p, __u32 slot,
 	sf_rules_read(p, slot, t->gen, &r);	/* all 0 if unreadable */
 	printf(",\"rules\":{\"wps_near_permille\":%u,"
 	       "\"wps_full_permille\":%u,\"idle_near_permille\":%u,"
-	       "\"idle_full_permille\":%u,\"cv2_rise_permille\":%u}",
+	       "\"idle_full_permille\":%u,\"cv2_rise_permille\":%u,"
+	       "\"svc_near_permille\":%u,\"svc_full_permille\":%u}",
 	       r.wps_near_permille, r.wps_full_permille,
 	       r.idle_near_permille, r.idle_full_permille,
-	       r.cv2_rise_permille);
+	       r.cv2_rise_permille, r.svc_near_permille,
+	       r.svc_full_permille);
 }
 
 static void json_verdict(const struct sf_reading *r)
@@ -198,10 +200,14 @@ static void json_verdict(const struct sf_reading *r)
 	printf("\"idle_permille\":%u,"
 	       "\"send_cv2_permille\":%u,\"recv_cv2_permille\":%u,"
 	       "\"base_cv2_permille\":%u,\"wps_permille\":%u,"
-	       "\"wps_avg_permille\":%u,\"since_ns\":%llu,"
+	       "\"wps_avg_permille\":%u,\"svc_avg_ns\":%llu,"
+	       "\"svc_base_ns\":%llu,\"threads\":%u,\"sleepers\":%u,"
+	       "\"since_ns\":%llu,"
 	       "\"updated_ns\":%llu,\"changes\":%llu}",
 	       v->idle_permille, v->send_cv2_permille, v->recv_cv2_permille,
 	       v->base_cv2_permille, v->wps_permille, v->wps_avg_permille,
+	       (unsigned long long)v->svc_avg_ns,
+	       (unsigned long long)v->svc_base_ns, v->threads, v->sleepers,
 	       (unsigned long long)v->since_ns,
 	       (unsigned long long)v->updated_ns,
 	       (unsigned long long)v->changes);

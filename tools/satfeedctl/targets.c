@@ -209,6 +209,10 @@ static void rules_print(int slot, const struct satfeed_target *t,
 		  SATFEED_SAT_IDLE_FULL_DEFAULT },
 		{ "cv2-rise", r->cv2_rise_permille,
 		  SATFEED_SAT_CV2_RISE_DEFAULT },
+		{ "svc-near", r->svc_near_permille,
+		  SATFEED_SAT_SVC_NEAR_DEFAULT },
+		{ "svc-full", r->svc_full_permille,
+		  SATFEED_SAT_SVC_FULL_DEFAULT },
 	};
 	char line[256];
 	size_t off = 0;

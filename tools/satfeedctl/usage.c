@@ -24,8 +24,8 @@ static const char usage[] =
 "\n"
 "COMMANDS\n"
 "  add --pid PID... | --cgroup DIR [--send LIST] [--recv LIST] [--poll LIST]\n"
-"      [--wps-near P] [--wps-full P] [--idle-near P] [--idle-full P]\n"
-"      [--cv2-rise P] [--force]\n"
+"      [--idle-near P] [--idle-full P] [--svc-near P] [--svc-full P]\n"
+"      [--wps-near P] [--wps-full P] [--cv2-rise P] [--force]\n"
 "        watch processes (all their threads) or a cgroup v2 directory (every\n"
 "        task in it or below it).  --pid takes several pids, separated by\n"
 "        spaces or commas, or repeated: --pid \"$(pidof nginx)\" watches each\n"
@@ -46,12 +46,17 @@ static const char usage[] =
 "          poll: io_uring_wait (io_uring_enter with IORING_ENTER_GETEVENTS)\n"
 "        io_uring_write/writev/read/readv count only on sockets.\n"
 "        Saturation rules of the target, in permille (0: the default,\n"
-"        off: the rule is off):\n"
+"        off: the rule is off); one that holds is enough:\n"
+"          --idle-near P  near saturation below this idle share of the\n"
+"                         threads that served (default %s)\n"
+"          --idle-full P  saturated below this idle share (default %s)\n"
+"          --svc-near P   near when the service time (smoothed) exceeds\n"
+"                         P permille of its low-load baseline (3000:\n"
+"                         three times) (default %s)\n"
+"          --svc-full P   saturated above P permille of it (default %s)\n"
 "          --wps-near P   near below P waits per 1000 sends (smoothed)\n"
 "                         (default %s)\n"
 "          --wps-full P   saturated below P waits per 1000 sends (default %s)\n"
-"          --idle-near P  near saturation below this idle share (default %s)\n"
-"          --idle-full P  saturated below this idle share (default %s)\n"
 "          --cv2-rise P   near when the dispersion of the receive gaps\n"
 "                         exceeds its low-load baseline by P permille of\n"
 "                         it (1000: doubled) (default %s)\n"
@@ -77,8 +82,8 @@ static const char usage[] =
 "  targets [--json]\n"
 "        list the watched targets.\n"
 "  rules --pid PID... | --cgroup DIR|ID | --slot N | --all\n"
-"      [--wps-near P] [--wps-full P] [--idle-near P] [--idle-full P]\n"
-"      [--cv2-rise P]\n"
+"      [--idle-near P] [--idle-full P] [--svc-near P] [--svc-full P]\n"
+"      [--wps-near P] [--wps-full P] [--cv2-rise P]\n"
 "        print a target's saturation rules (one line each: the value, or\n"
 "        the default it takes), or change the ones given, as add takes\n"
 "        them, while the others keep theirs.  The target is not removed:\n"
@@ -139,13 +144,13 @@ static const char usage[] =
 "  STATE    the engine's saturation verdict: ok, near (near saturation),\n"
 "           full (saturated), unknown (not judged yet), gone\n"
 "           (the process exited or the cgroup was removed)\n"
-"  WPS      waits per 1000 sends, smoothed over the send windows: what the\n"
-"           default rules judge (near below --wps-near, full below\n"
-"           --wps-full); about 1000 at low load, falls toward 0 as the\n"
-"           server saturates; - : not known yet\n"
+"  WPS      waits per 1000 sends, smoothed over the send windows (rules\n"
+"           --wps-near, --wps-full, off by default: it depends on the\n"
+"           server's event loop as much as on its load); - : not known\n"
 "  IDLE%%    share of the time the server's threads spent waiting for work\n"
-"           in epoll/select/poll, per waiting thread (0 to 100), from the\n"
-"           poll stream; falls with load\n"
+"           in epoll/select/poll, per thread that woke (0 to 100), over\n"
+"           the engine's last tick (max-age / 2); what the idle rules\n"
+"           judge; falls with load\n"
 "  CV2.S    dispersion of the gaps between sends: variance / mean^2 (1.0\n"
 "           for Poisson arrivals); rises past the saturation point\n"
 "  CV2.R    the same of the gaps between receives\n"
@@ -218,13 +223,16 @@ static const char *rule_str(char buf[16], __u32 v)
 /* the whole usage, with the rules' defaults filled in */
 static char *usage_text(void)
 {
-	char wnear[16], wfull[16], near[16], full[16], rise[16], *text;
+	char wnear[16], wfull[16], near[16], full[16], rise[16], snear[16];
+	char sfull[16], *text;
 
 	if (asprintf(&text, usage,
-		     rule_str(wnear, SATFEED_SAT_WPS_NEAR_DEFAULT),
-		     rule_str(wfull, SATFEED_SAT_WPS_FULL_DEFAULT),
 		     rule_str(near, SATFEED_SAT_IDLE_NEAR_DEFAULT),
 		     rule_str(full, SATFEED_SAT_IDLE_FULL_DEFAULT),
+		     rule_str(snear, SATFEED_SAT_SVC_NEAR_DEFAULT),
+		     rule_str(sfull, SATFEED_SAT_SVC_FULL_DEFAULT),
+		     rule_str(wnear, SATFEED_SAT_WPS_NEAR_DEFAULT),
+		     rule_str(wfull, SATFEED_SAT_WPS_FULL_DEFAULT),
 		     rule_str(rise, SATFEED_SAT_CV2_RISE_DEFAULT)) < 0)
 		return NULL;
 	return text;

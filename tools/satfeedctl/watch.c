@@ -31,18 +31,16 @@ static void why_words(__u32 why, char *buf, size_t len)
 		{ SATFEED_SAT_WHY_IDLE_FULL, "idle < full" },
 		{ SATFEED_SAT_WHY_IDLE_NEAR, "idle < near" },
 		{ SATFEED_SAT_WHY_CV2_RISE, "dispersion up" },
+		{ SATFEED_SAT_WHY_SVC_FULL, "service > full" },
+		{ SATFEED_SAT_WHY_SVC_NEAR, "service > near" },
 	};
 	size_t off = 0;
 
 	buf[0] = '\0';
+	/* full implies near: say the stronger one only */
+	why = sf_reason_strongest(why);
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
 		if (!(why & words[i].bit) || off >= len)
-			continue;
-		/* full implies near: say the stronger one only */
-		if ((words[i].bit == SATFEED_SAT_WHY_WPS_NEAR &&
-		     (why & SATFEED_SAT_WHY_WPS_FULL)) ||
-		    (words[i].bit == SATFEED_SAT_WHY_IDLE_NEAR &&
-		     (why & SATFEED_SAT_WHY_IDLE_FULL)))
 			continue;
 		off += snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
 				words[i].word);
