@@ -470,10 +470,10 @@ struct satfeed_target {
  * that slot.  Only user space writes it (satfeedctl add, before the target
  * is active, and satfeedctl rules, while it is), one whole entry per
  * change; the engine only reads it, field by field, each time a window of
- * the target closes, and uses it only when gen equals the generation of
- * the window's target (otherwise, while a slot is being reused, the
- * defaults: every field 0).  A change applies from the next window that
- * closes.
+ * the target closes and at each tick of its age timer, and uses it only
+ * when gen equals the generation of the target (otherwise, while a slot is
+ * being reused, the defaults: every field 0).  A change applies from the
+ * next tick (at most max_age_ns / 2) or window that closes.
  */
 struct satfeed_rules_slot {
 	__u32 gen;		/* satfeed_target.gen these rules are for */
@@ -487,7 +487,8 @@ struct satfeed_rules_slot {
 /*
  * satfeed_verdict: sf_verdict[slot], the saturation state of a target,
  * written by the engine under lock whenever one of the target's windows
- * closes, from the newest window of each stream and the target's rules
+ * closes and at each tick of its age timer (idle share, service time),
+ * from the newest window of each stream and the target's rules
  * (bpf/sat_rules.h says how).  Readers take the lock (BPF_F_LOCK) like for a
  * stream (libsatfeed: sf_verdict_read()), and use it only when gen equals
  * the target's gen: satfeedctl resets it to the target's generation when it

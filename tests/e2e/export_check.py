@@ -256,7 +256,7 @@ FIGURES = {
     "service_p99": "satfeed_service_time_p99_seconds",
 }
 REASONS = ("wps_full", "wps_near", "idle_full", "idle_near", "cv2_rise",
-           "quiet")
+           "svc_full", "svc_near", "quiet")
 LEVELS = {"unknown": 0, "ok": 1, "near": 2, "full": 3}
 
 

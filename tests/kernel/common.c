@@ -3,9 +3,10 @@
  * common.c - the setup every topic of test_kernel shares: the engine opened
  * from its skeleton with the programs a topic needs, or as the loader would
  * start it; its maps as libsatfeed sees pins; this process watched as a
- * target.
+ * target; a loopback TCP listener and client.
  */
 #include "test_kernel.h"
+#include <netinet/in.h>
 
 __u64 test_max_age_ns;
 
@@ -143,4 +144,33 @@ int watch_self(const struct sf_pins *p, int *slot)
 	if (err)
 		fprintf(stderr, "watch self: %s\n", why);
 	return err;
+}
+
+/* A TCP socket listening on a free loopback port, its address in *a. */
+int listen_tcp(struct sockaddr_in *a)
+{
+	socklen_t l = sizeof(*a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	*a = (struct sockaddr_in){ .sin_family = AF_INET,
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	if (fd < 0 || bind(fd, (struct sockaddr *)a, sizeof(*a)) ||
+	    listen(fd, 4) || getsockname(fd, (struct sockaddr *)a, &l)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A TCP connection to a. */
+int connect_tcp(const struct sockaddr_in *a)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd >= 0 && connect(fd, (const struct sockaddr *)a, sizeof(*a))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }

@@ -17,6 +17,9 @@
  *                  quiet and idle, waits in progress count as slack
  *  responses.c     the response stream: one per answered request, however
  *                  many sends; a proxy's backend side does not count
+ *  verdict_tick.c  the default rules at the tick: the idle share of the
+ *                  threads that woke (a sleeper left out), service-time
+ *                  growth over its baseline
  * common.c holds the setup they share.
  *
  * Uses the skeleton directly and pins nothing; its maps are read and
@@ -66,5 +69,6 @@ int main(int argc, char **argv)
 	test_send_members();
 	test_age();
 	test_responses();
+	test_verdict_tick();
 	return sf_test_summary("test_kernel");
 }

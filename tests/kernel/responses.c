@@ -24,33 +24,6 @@
 
 #define K	20
 
-static int listen_tcp(struct sockaddr_in *a)
-{
-	socklen_t l = sizeof(*a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	*a = (struct sockaddr_in){ .sin_family = AF_INET,
-				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	if (fd < 0 || bind(fd, (struct sockaddr *)a, sizeof(*a)) ||
-	    listen(fd, 4) || getsockname(fd, (struct sockaddr *)a, &l)) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int connect_tcp(const struct sockaddr_in *a)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	if (fd >= 0 && connect(fd, (const struct sockaddr *)a, sizeof(*a))) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /* The response and send streams' counted calls. */
 static bool counts(const struct sf_pins *p, int slot, __u64 *resp,
 		   __u64 *send)

@@ -45,6 +45,9 @@ bool engine_maps(struct satfeed_bpf *skel, struct sf_pins *p);
 int read_stream(const struct sf_pins *p, __u32 slot, __u32 stream,
 		struct satfeed_stream *st, bool locked);
 int watch_self(const struct sf_pins *p, int *slot);
+struct sockaddr_in;
+int listen_tcp(struct sockaddr_in *a);
+int connect_tcp(const struct sockaddr_in *a);
 
 void test_window_feed(__u32 shift);
 void test_concurrency(bool understudies);
@@ -58,5 +61,6 @@ void test_uring_prearmed(void);
 void test_send_members(void);
 void test_age(void);
 void test_responses(void);
+void test_verdict_tick(void);
 
 #endif /* __TEST_KERNEL_H */

@@ -298,17 +298,17 @@ static void test_verdict_feed(struct satfeed_test_bpf *feeder,
 		  SATFEED_SAT_WHY_WPS_NEAR,
 		  "recv cv2 10 while near: not a baseline" },
 		{ SATFEED_STREAM_POLL, 650, SATFEED_SAT_NEAR,
-		  SATFEED_SAT_WHY_WPS_NEAR | SATFEED_SAT_WHY_IDLE_NEAR,
-		  "idle 350: near by idle too" },
+		  SATFEED_SAT_WHY_WPS_NEAR,
+		  "a poll window of idle 350: the rules take the tick's" },
 		{ SATFEED_STREAM_POLL, 100, SATFEED_SAT_NEAR,
 		  SATFEED_SAT_WHY_WPS_NEAR, "idle 900 again" },
 		{ SATFEED_STREAM_SEND, 0, SATFEED_SAT_OK, 0,
 		  "two waits per send: wps_avg 1015, ok" },
 		{ SATFEED_STREAM_RECV, 900, SATFEED_SAT_NEAR,
 		  SATFEED_SAT_WHY_CV2_RISE, "recv cv2 810 over 250 * 1.5: near" },
-		{ SATFEED_STREAM_POLL, 900, SATFEED_SAT_FULL,
-		  SATFEED_SAT_WHY_IDLE_NEAR | SATFEED_SAT_WHY_IDLE_FULL |
-			  SATFEED_SAT_WHY_CV2_RISE, "idle 100: saturated" },
+		{ SATFEED_STREAM_POLL, 900, SATFEED_SAT_NEAR,
+		  SATFEED_SAT_WHY_CV2_RISE,
+		  "a poll window of idle 100: still the rise alone" },
 	};
 	struct satfeed_target t = {
 		.kind = SATFEED_TARGET_PID, .id = 999999, .gen = 3,
@@ -367,12 +367,13 @@ static void test_verdict_feed(struct satfeed_test_bpf *feeder,
 		ASSERT_EQ(want.state, steps[i].state, steps[i].name);
 		ASSERT_EQ(want.why, steps[i].why, steps[i].name);
 	}
-	ASSERT_EQ(want.idle_permille, 100, "idle share of the last window");
+	ASSERT_EQ(want.idle_permille, 0,
+		  "a poll window leaves the idle share to the tick");
 	ASSERT_EQ(want.base_cv2_permille, 250, "baseline");
 	ASSERT_EQ(want.recv_cv2_permille, 810, "recv cv2 of the last window");
 	ASSERT_EQ(want.wps_permille, 2000, "waits per send, last window");
 	ASSERT_EQ(want.wps_avg_permille, 1015, "smoothed");
-	ASSERT_EQ(want.changes, 5, "changes: OK, NEAR, OK, NEAR, FULL");
+	ASSERT_EQ(want.changes, 4, "changes: OK, NEAR, OK, NEAR");
 
 	/* the slot's verdict now belongs to generation 4: left alone */
 	ASSERT_OK(sf_verdict_reset(p, slot, 4), "reset verdict");

@@ -1,38 +1,47 @@
-"""satrule.py - the engine's saturation rule (struct satfeed_verdict in
-bpf/satfeed.h), recomputed in Python from what satfeedctl shows, so that
-tests/validate/validate.sh can check the engine's verdict against an
-independent implementation, and both against the sweep's knee.
+"""satrule.py - the engine's saturation rule (bpf/sat_rules.h, ABI 5),
+recomputed in Python from what satfeedctl shows, so that the sweeps
+(tests/validate/sweep.py, corpus.sh) can check the engine's verdict against
+an independent implementation, and both against the knee.
 
-The figure (docs/validation.md, "Saturation rules", has the sweeps that
-chose it): waits per send, the poll-family waits that ended per 1000 sends.
-A server below saturation waits about once per request; a saturated one
-finds work queued every time it looks, so its waits become rare.
+The default rules (docs/validation.md, "Corpus", has the runs that chose
+them): saturation is queueing, seen two ways that do not depend on the
+server's event-loop shape.
 
-  wps      floor(1000 * waits / sends) over one send window
-  wps_avg  wps of the first send window, then (7 * wps_avg + wps) >> 3 at
-           each send window close
-  UNKNOWN  until a send window has closed while the poll stream counts
-           waits
-  FULL     wps_avg < WPS_FULL
-  NEAR     wps_avg < WPS_NEAR
-  OK       otherwise
+  idle     the idle share of the threads that woke in the engine's last
+           tick (show --json: saturation.idle_permille, once seen has
+           SEEN_IDLE); low: the threads are busy or wait for a CPU
+  svc_avg  from the service windows this reference sees: each new newest
+           window with at least SVC_MIN_SAMPLES samples moves it, the
+           first one's mean, then (7 * svc_avg + mean) >> 3; svc_base the
+           lowest such mean; svc = floor(1000 * svc_avg / svc_base)
+  UNKNOWN  until an idle share or a service mean is known
+  FULL     idle < IDLE_FULL or svc > SVC_FULL
+  NEAR     idle < IDLE_NEAR or svc > SVC_NEAR
+  OK       otherwise; and OK while the engine says quiet (the average
+           restarts at the base)
 
-The engine sees the poll stream's counter at the exact close of each send
-window; this reference sees both counters only when it polls (every ~0.2 s)
-and applies the interval's wps once per send window that closed in it.
-The two agree on the level, not on every window.
+The engine moves the service average at each tick (every max-age / 2) with
+the newest window then; this reference sees the windows only when it reads
+(every ~0.2 s), so the two agree on the level, not on every window.  The
+waits-per-send rules (WPS_*) are off by default since ABI 5; wps_avg is
+still computed for the tables.
 
 The other figures of a window, for the tables:
 
   wait share  floor(1000 * sum_ns / (end_ns - start_ns)) of a poll window,
-              summed over threads (a server with four idle threads reads
-              ~4000);
+              per thread that waited in it;
   idle share  the same of sum_ns - runq_ns (waiting for work, not a CPU);
   cv2         floor(1000 * var / mean^2) of a send or recv window.
 """
 
-WPS_NEAR = 150
+WPS_NEAR = 150         # off by default (ABI 5): for rules that set them
 WPS_FULL = 30
+IDLE_NEAR = 250
+IDLE_FULL = 100
+SVC_NEAR = 3000
+SVC_FULL = 8000
+SVC_MIN_SAMPLES = 64
+SEEN_IDLE = 1 << 6
 
 UNKNOWN, OK, NEAR, FULL = 0, 1, 2, 3
 NAMES = {UNKNOWN: "UNKNOWN", OK: "OK", NEAR: "NEAR", FULL: "FULL"}
@@ -63,27 +72,38 @@ def cv2_permille(w):
     return min(1000 * w["var_ns2"] // (m * m), 0xffffffff) if m else 0
 
 
-def state_of(wps_avg, near=WPS_NEAR, full=WPS_FULL):
-    if wps_avg is None:
+def state_of(idle, svc_permille, idle_near=IDLE_NEAR, idle_full=IDLE_FULL,
+             svc_near=SVC_NEAR, svc_full=SVC_FULL):
+    """The state for an idle share (None: unknown) and a service time in
+    permille of its base (None: unknown)."""
+    if idle is None and svc_permille is None:
         return UNKNOWN
-    if wps_avg < full:
+    if (idle is not None and idle < idle_full) or \
+            (svc_permille is not None and svc_permille > svc_full):
         return FULL
-    if wps_avg < near:
+    if (idle is not None and idle < idle_near) or \
+            (svc_permille is not None and svc_permille > svc_near):
         return NEAR
     return OK
 
 
 class Rule:
-    """Feed it the counters each time they are read (update()); .state is
-    the verdict, .wps_avg the smoothed figure it used."""
+    """Feed it each show --json reading of the target (update()); .state
+    is the verdict, .svc_avg and .svc_base the service figures it used,
+    .wps_avg the smoothed waits per send (for the tables)."""
 
-    def __init__(self, near=WPS_NEAR, full=WPS_FULL):
-        self.near, self.full = near, full
+    def __init__(self, idle_near=IDLE_NEAR, idle_full=IDLE_FULL,
+                 svc_near=SVC_NEAR, svc_full=SVC_FULL):
+        self.limits = (idle_near, idle_full, svc_near, svc_full)
         self.prev = None        # (send windows, send calls, poll calls)
         self.wps_avg = None
+        self.svc_seq = 0
+        self.svc_avg = None
+        self.svc_base = None
+        self.idle = None
         self.state = UNKNOWN
 
-    def update(self, send_windows, send_calls, poll_calls):
+    def _wps(self, send_windows, send_calls, poll_calls):
         cur = (send_windows, send_calls, poll_calls)
         prev, self.prev = self.prev, cur
         if prev is None or poll_calls == 0:
@@ -98,4 +118,36 @@ class Rule:
                 self.wps_avg = wps
             else:
                 self.wps_avg = (7 * self.wps_avg + wps) >> 3
-        self.state = state_of(self.wps_avg, self.near, self.full)
+
+    def _svc(self, windows):
+        if not windows:
+            return
+        w = max(windows, key=lambda x: x["seq"])
+        if w["seq"] <= self.svc_seq:
+            return
+        self.svc_seq = w["seq"]
+        if w.get("samples", 0) < SVC_MIN_SAMPLES:
+            return
+        m = min(w["mean_ns"], 1 << 53)
+        if self.svc_avg is None:
+            self.svc_avg = self.svc_base = m
+        else:
+            self.svc_avg = (7 * self.svc_avg + m) >> 3
+            self.svc_base = min(self.svc_base, m)
+
+    def update(self, t):
+        """t: one target of satfeedctl show --json."""
+        self._wps(t["send"]["seq"], t["send"]["calls"], t["poll"]["calls"])
+        sat = t.get("saturation") or {}
+        if sat.get("seen", 0) & SEEN_IDLE:
+            self.idle = sat.get("idle_permille")
+        self._svc((t.get("service") or {}).get("windows"))
+        if "quiet" in (sat.get("reasons") or []):
+            if self.svc_base is not None:
+                self.svc_avg = self.svc_base
+            if self.state != UNKNOWN:
+                self.state = OK
+            return
+        svc = (1000 * self.svc_avg // self.svc_base
+               if self.svc_base else None)
+        self.state = state_of(self.idle, svc, *self.limits)

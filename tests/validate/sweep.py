@@ -103,8 +103,8 @@ class Level:
         if a.probe_port:
             snap["probe"] = probe.probe(a.probe_port, a.pid, a.cgroup)
         self.snaps.append(snap)
-        self.rule.update(*c)
-        self.states.append((now, self.rule.state, self.rule.wps_avg))
+        self.rule.update(t)
+        self.states.append((now, self.rule.state, self.rule.svc_avg))
         if t.get("slot") is None or now - self.t_verdict < 400000000:
             return
         self.t_verdict = now

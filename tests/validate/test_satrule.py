@@ -22,49 +22,64 @@ def check(what, got, want):
         print("FAIL: %s: got %r, expected %r" % (what, got, want))
 
 
-def feed(rule, steps):
-    """steps: (send windows closed, sends, waits) per reading."""
-    sw = sc = pc = 0
-    rule.update(sw, sc, pc + 1)
-    pc = 1
-    for closed, sends, waits in steps:
-        sw, sc, pc = sw + closed, sc + sends, pc + waits
-        rule.update(sw, sc, pc)
-    return rule
+def reading(seq=0, sends=0, waits=0, idle=None, svc=(), reasons=()):
+    """One show --json target: send windows and calls, poll calls, the
+    verdict's idle share (None: not seen yet), service windows (seq, mean,
+    samples), the verdict's reasons."""
+    sat = {"seen": satrule.SEEN_IDLE if idle is not None else 0,
+           "idle_permille": idle or 0, "reasons": list(reasons)}
+    return {"send": {"seq": seq, "calls": sends}, "poll": {"calls": waits},
+            "saturation": sat,
+            "service": {"windows": [{"seq": q, "mean_ns": m, "samples": n}
+                                    for q, m, n in svc]}}
 
 
 def test_rule():
     r = satrule.Rule()
     check("no reading yet", r.state, satrule.UNKNOWN)
-    r.update(0, 0, 0)
-    r.update(1, 2048, 0)
-    check("no wait counted ever", r.state, satrule.UNKNOWN)
-    r = feed(satrule.Rule(), [(1, 2048, 2040)])
-    check("first window, one wait per send", (r.state, r.wps_avg),
-          (satrule.OK, 996))
-    r = feed(satrule.Rule(), [(0, 1000, 1000)])
-    check("no send window closed", r.state, satrule.UNKNOWN)
-    # saturated from the start: 0 waits per send
-    r = feed(satrule.Rule(), [(1, 2048, 0)])
-    check("saturated first window", (r.state, r.wps_avg), (satrule.FULL, 0))
-    # from OK, one window of no waits is not yet FULL (1/8 weight)
-    r = feed(satrule.Rule(), [(1, 2048, 2048)] + [(1, 2048, 0)])
-    check("one saturated window after OK", (r.state, r.wps_avg),
-          (satrule.OK, 875))
-    # the EWMA in integers: (7 * 1000 + 0) >> 3 = 875, again 765, ...
-    avg = 1000
-    for _ in range(30):
-        avg = (7 * avg) >> 3
-    r = feed(satrule.Rule(), [(1, 2048, 2048)] + [(30, 30 * 2048, 0)])
-    check("30 saturated windows", (r.state, r.wps_avg), (satrule.FULL, avg))
-    # thresholds: 150 is OK, 149 NEAR, 30 NEAR, 29 FULL
-    for wps, want in ((150, satrule.OK), (149, satrule.NEAR),
-                      (30, satrule.NEAR), (29, satrule.FULL)):
-        check("state of %d" % wps, satrule.state_of(wps), want)
-    # bursts: saturated half of the time stays NEAR, not FULL
-    r = feed(satrule.Rule(), [(1, 2048, 2048)] +
-             [(4, 4 * 2048, 0), (4, 4 * 2048, 4 * 200)] * 10)
-    check("saturated in bursts", r.state, satrule.NEAR)
+    r.update(reading())
+    check("nothing known", r.state, satrule.UNKNOWN)
+    r.update(reading(idle=1000))
+    check("an idle share: ok", r.state, satrule.OK)
+    # thresholds of the idle share: 250 ok, 249 near, 100 near, 99 full
+    for idle, want in ((250, satrule.OK), (249, satrule.NEAR),
+                       (100, satrule.NEAR), (99, satrule.FULL)):
+        check("idle %d" % idle, satrule.state_of(idle, None), want)
+    # thresholds of the service time: 3000 ok, 3001 near, 8001 full
+    for svc, want in ((3000, satrule.OK), (3001, satrule.NEAR),
+                      (8000, satrule.NEAR), (8001, satrule.FULL)):
+        check("service %d permille" % svc, satrule.state_of(None, svc),
+              want)
+    check("either rule: the worse", satrule.state_of(200, 9000),
+          satrule.FULL)
+    # service windows: the first sets avg and base, then EWMA 1/8, base min
+    r = satrule.Rule()
+    r.update(reading(svc=[(1, 10000, 2048)]))
+    check("first service window", (r.state, r.svc_avg, r.svc_base),
+          (satrule.OK, 10000, 10000))
+    r.update(reading(svc=[(1, 10000, 2048), (2, 8000, 100)]))
+    check("EWMA and base", (r.svc_avg, r.svc_base),
+          ((7 * 10000 + 8000) >> 3, 8000))
+    r.update(reading(svc=[(2, 8000, 100)]))
+    check("a window used once", r.svc_avg, (7 * 10000 + 8000) >> 3)
+    r.update(reading(svc=[(3, 1, 63)]))
+    check("too few samples: skipped", (r.svc_avg, r.svc_base),
+          ((7 * 10000 + 8000) >> 3, 8000))
+    avg, q = r.svc_avg, 3
+    while r.state != satrule.FULL and q < 100:
+        q += 1
+        r.update(reading(svc=[(q, 200000, 2048)]))
+        avg = (7 * avg + 200000) >> 3
+    check("slow answers: full", (r.state, r.svc_avg), (satrule.FULL, avg))
+    check("full above 8x", 1000 * avg // 8000 > 8000, True)
+    r.update(reading(svc=[(q, 200000, 2048)], reasons=["quiet"]))
+    check("quiet: ok, back at the base", (r.state, r.svc_avg),
+          (satrule.OK, 8000))
+    # waits per send still computed for the tables
+    r = satrule.Rule()
+    r.update(reading(0, 0, 1))
+    r.update(reading(1, 2048, 2041))
+    check("waits per send", r.wps_avg, 996)
 
 
 def rows_for(served_frac, states, ref=None):

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * verdict_tick.c - the default saturation rules (bpf/sat_rules.h) as the
+ * engine's age timer applies them, with T = 200 ms (a tick every 100 ms):
+ *  - the idle share of the threads that woke: one thread asleep in
+ *    epoll_wait all along (a listener) is a sleeper, left out; one thread
+ *    that serves requests back to back and calls epoll_wait without
+ *    sleeping reads an idle share below the default idle_full, and the
+ *    verdict is full for it (SATFEED_SAT_WHY_IDLE_FULL), where the sleeper
+ *    counted in would have read half idle;
+ *  - the service time: requests on an accepted TCP connection answered at
+ *    once set the baseline; answered after 2 ms of work each, the smoothed
+ *    service time passes 8 times the baseline and the verdict is full for
+ *    it (SATFEED_SAT_WHY_SVC_FULL), with no wait syscall at all; quiet
+ *    after the load, the average is back at the baseline and the verdict ok.
+ * Each part checks the engine's figures against the definitions in
+ * satfeed.h; the rules themselves are checked exactly in
+ * tests/unit/test_sat_rules.c.
+ */
+#include "test_kernel.h"
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+
+#define TICK_T_NS	200000000ULL	/* T */
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void spin_ns(__u64 ns)
+{
+	__u64 end = now_ns() + ns;
+
+	while (now_ns() < end)
+		;
+}
+
+/* Wait for n more ticks of slot's verdict, then read it. */
+static bool ticks(const struct sf_pins *p, int slot, int n,
+		  struct satfeed_verdict *v)
+{
+	__u64 last = 0, deadline = now_ns() + (n + 4) * TICK_T_NS;
+	int seen = -1;
+
+	while (now_ns() < deadline) {
+		if (sf_verdict_read(p, slot, v))
+			return false;
+		if (v->tick_ns != last) {
+			last = v->tick_ns;
+			if (++seen == n)
+				return true;
+		}
+		usleep(2000);
+	}
+	return false;
+}
+
+struct server {
+	int c, s;		/* client and accepted ends */
+	int ep;			/* an epoll set the busy thread polls */
+	__u64 work_ns;		/* work per request before the answer */
+	bool poll;		/* epoll_wait (timeout 0) after each request */
+	volatile bool stop;
+	long served;
+};
+
+/* Requests answered back to back until stop. */
+static void *serve(void *arg)
+{
+	struct server *sv = arg;
+	struct epoll_event e;
+	char b;
+
+	while (!sv->stop) {
+		if (write(sv->c, "q", 1) != 1 || read(sv->s, &b, 1) != 1)
+			return (void *)-1L;
+		if (sv->work_ns)
+			spin_ns(sv->work_ns);
+		if (write(sv->s, "a", 1) != 1 || read(sv->c, &b, 1) != 1)
+			return (void *)-1L;
+		/* a little work between requests, then a look for more */
+		if (sv->poll) {
+			spin_ns(100000);
+			epoll_wait(sv->ep, &e, 1, 0);
+		}
+		sv->served++;
+	}
+	return NULL;
+}
+
+static void *sleeper(void *arg)
+{
+	struct epoll_event e;
+
+	/* woken by the eventfd; the timeout only bounds a lost wakeup */
+	return (void *)(long)epoll_wait(*(int *)arg, &e, 1, 20000);
+}
+
+static bool tcp_pair(struct server *sv)
+{
+	struct sockaddr_in a;
+	int lfd = listen_tcp(&a);
+
+	sv->c = sv->s = -1;
+	if (!ASSERT_TRUE(lfd >= 0, "listen"))
+		return false;
+	sv->c = connect_tcp(&a);
+	sv->s = accept(lfd, NULL, NULL);
+	close(lfd);
+	return ASSERT_TRUE(sv->c >= 0 && sv->s >= 0, "connect, accept");
+}
+
+static void check_idle(const struct sf_pins *p, int slot)
+{
+	struct epoll_event e = { .events = EPOLLIN };
+	struct server sv = { .poll = true };
+	pthread_t busy, sleep_t;
+	struct satfeed_verdict v;
+	int ep = epoll_create1(0), ev = eventfd(0, 0);
+	__u64 one = 1;
+
+	sv.ep = epoll_create1(0);
+	if (!ASSERT_TRUE(ep >= 0 && ev >= 0 && sv.ep >= 0, "epoll") ||
+	    !ASSERT_OK(epoll_ctl(ep, EPOLL_CTL_ADD, ev, &e), "ctl") ||
+	    !tcp_pair(&sv))
+		goto close;
+	if (!ASSERT_OK(pthread_create(&sleep_t, NULL, sleeper, &ep),
+		       "sleeper"))
+		goto close;
+	if (!ASSERT_OK(pthread_create(&busy, NULL, serve, &sv), "busy")) {
+		sv.stop = true;
+		goto wake;
+	}
+	/* a tick to start from, then two whole intervals */
+	if (ASSERT_TRUE(ticks(p, slot, 3, &v), "the timer ticks")) {
+		ASSERT_EQ(v.sleepers, 1, "the listener is a sleeper");
+		ASSERT_EQ(v.threads, 1, "the busy thread woke");
+		ASSERT_TRUE(v.slack_permille < SATFEED_SAT_IDLE_FULL_DEFAULT,
+			    "busy thread: slack %u permille, below %u",
+			    v.slack_permille, SATFEED_SAT_IDLE_FULL_DEFAULT);
+		ASSERT_EQ(v.idle_permille, v.slack_permille,
+			  "the rules judge the tick's slack");
+		ASSERT_TRUE(v.seen & SATFEED_SAT_SEEN_IDLE, "seen idle");
+		ASSERT_EQ(v.state, SATFEED_SAT_FULL, "busy: full");
+		ASSERT_TRUE(v.why & SATFEED_SAT_WHY_IDLE_FULL,
+			    "why %#x has idle full", v.why);
+	}
+	sv.stop = true;
+	pthread_join(busy, NULL);
+	ASSERT_TRUE(sv.served > 100, "served %ld requests", sv.served);
+wake:
+	ASSERT_EQ(write(ev, &one, sizeof(one)), sizeof(one), "wake");
+	pthread_join(sleep_t, NULL);
+close:
+	if (sv.c >= 0)
+		close(sv.c);
+	if (sv.s >= 0)
+		close(sv.s);
+	close(sv.ep);
+	close(ep);
+	close(ev);
+}
+
+static void check_service(const struct sf_pins *p, int slot)
+{
+	struct server sv = { .ep = -1 };
+	struct satfeed_verdict v;
+	__u64 base = 0;
+	pthread_t t;
+
+	if (!tcp_pair(&sv))
+		goto close;
+	if (!ASSERT_OK(pthread_create(&t, NULL, serve, &sv), "serve"))
+		goto close;
+	/* answered at once: the baseline */
+	if (ASSERT_TRUE(ticks(p, slot, 3, &v), "the timer ticks")) {
+		ASSERT_TRUE(v.seen & SATFEED_SAT_SEEN_SVC, "seen service");
+		ASSERT_TRUE(v.svc_base_ns > 0 && v.svc_base_ns < 1000000,
+			    "baseline %llu ns",
+			    (unsigned long long)v.svc_base_ns);
+		ASSERT_EQ(v.state, SATFEED_SAT_OK, "answered at once: ok");
+		base = v.svc_base_ns;
+	}
+	/* 2 ms of work per request: more than 8 times any loopback base */
+	sv.work_ns = 2000000;
+	if (ASSERT_TRUE(ticks(p, slot, 6, &v), "the timer ticks")) {
+		ASSERT_TRUE(v.svc_base_ns <= base, "the baseline does not rise");
+		ASSERT_TRUE(v.svc_avg_ns > 8 * v.svc_base_ns,
+			    "service %llu ns over 8 x %llu",
+			    (unsigned long long)v.svc_avg_ns,
+			    (unsigned long long)v.svc_base_ns);
+		ASSERT_EQ(v.state, SATFEED_SAT_FULL, "slow answers: full");
+		ASSERT_TRUE(v.why & SATFEED_SAT_WHY_SVC_FULL,
+			    "why %#x has service full", v.why);
+		ASSERT_EQ(v.why & (SATFEED_SAT_WHY_IDLE_NEAR |
+				   SATFEED_SAT_WHY_IDLE_FULL), 0,
+			  "no wait syscall: no idle reason");
+	}
+	sv.stop = true;
+	pthread_join(t, NULL);
+	/* quiet: ok, and the average back at the baseline */
+	if (ASSERT_TRUE(ticks(p, slot, 5, &v), "the timer ticks")) {
+		ASSERT_TRUE(v.why & SATFEED_SAT_WHY_QUIET, "why %#x: quiet",
+			    v.why);
+		ASSERT_EQ(v.state, SATFEED_SAT_OK, "quiet: ok");
+		ASSERT_EQ(v.svc_avg_ns, v.svc_base_ns,
+			  "quiet: the average restarts at the baseline");
+	}
+close:
+	if (sv.c >= 0)
+		close(sv.c);
+	if (sv.s >= 0)
+		close(sv.s);
+}
+
+void test_verdict_tick(void)
+{
+	struct satfeed_bpf *skel;
+	struct sf_pins p;
+	int slot;
+
+	/* one engine per part: the first's idle figures stay out of the
+	 * second's, which waits for nothing */
+	for (int part = 0; part < 2; part++) {
+		test_max_age_ns = TICK_T_NS;
+		skel = start_engine(SATFEED_WINDOW_SHIFT, false);
+		test_max_age_ns = 0;
+		if (!skel)
+			return;
+		if (engine_maps(skel, &p) &&
+		    ASSERT_OK(watch_self(&p, &slot), "watch self")) {
+			if (part == 0)
+				check_idle(&p, slot);
+			else
+				check_service(&p, slot);
+		}
+		satfeed_bpf__destroy(skel);
+	}
+}
