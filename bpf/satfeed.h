@@ -600,7 +600,7 @@ struct satfeed_verdict {
 
 /* Fewer samples than this in a service window: too few to move the
  * service-time average or its baseline. */
-#define SATFEED_SAT_SVC_MIN_SAMPLES	64
+#define SATFEED_SAT_SVC_MIN_SAMPLES	16
 
 /* Value of sf_pid_index and sf_cgrp_index: where a target's data lives. */
 struct satfeed_index {

@@ -58,6 +58,7 @@ struct {
 struct sf_age_ctx {
 	struct satfeed_age *a;
 	__u64 now;
+	__u64 figs;	/* the slot's SF_AGE_FIGS(), from sf_age_verdict() */
 };
 
 /* The poll stream's shares and threads for a quiet window, in one word
@@ -154,19 +155,86 @@ static __always_inline __u64 sf_age_svc(__u32 slot, __u32 gen, __u64 *seq)
 	return mean;
 }
 
+/*
+ * The tick's part of target (slot, gen)'s verdict, under its lock: the
+ * slack over the interval since the previous tick from the cumulative
+ * waited and run-queue time (cum_wait, cum_runq: the poll stream's totals
+ * plus the waits in progress), the newest service window, and the rules
+ * (satfeed_sat_tick()).  Not inlined: its frame (the rules, twice) stays
+ * off the deeper call chain through sf_age_stream() (512 bytes in all).
+ */
+static __noinline void sf_age_verdict(struct sf_age_ctx *c, __u32 slot,
+				      __u32 gen, __u64 cum_wait,
+				      __u64 cum_runq)
+{
+	__u32 idx = slot & (SATFEED_MAX_TARGETS - 1), wperm = 0, iperm = 0;
+	struct satfeed_sat_rules rules = {};
+	struct satfeed_sat_tick tk = {};
+	struct satfeed_age *a = c->a;
+	__u64 now = c->now, waited, runq, den, svc_seq = 0;
+	__u32 threads, sleepers;
+	struct satfeed_verdict *v;
+
+	if (slot >= SATFEED_MAX_TARGETS)
+		return;
+	threads = a->threads[idx];
+	sleepers = a->sleepers[idx];
+	tk.svc_mean_ns = sf_age_svc(slot, gen, &svc_seq);
+	sf_rules_get(slot, gen, &rules);
+	v = bpf_map_lookup_elem(&sf_verdict, &slot);
+	if (!v)
+		return;
+	bpf_spin_lock(&v->lock);
+	if (v->gen != gen) {
+		bpf_spin_unlock(&v->lock);
+		return;
+	}
+	if (v->tick_ns && now > v->tick_ns && cum_wait >= v->waited_mark) {
+		waited = cum_wait - v->waited_mark;
+		runq = cum_runq >= v->runq_mark ? cum_runq - v->runq_mark : 0;
+		/* a sleeper waited the whole interval */
+		den = (now - v->tick_ns) * sleepers;
+		waited = waited > den ? waited - den : 0;
+		if (runq > waited)
+			runq = waited;
+		den = (now - v->tick_ns) * threads;
+		wperm = sf_age_share(waited, den);
+		iperm = sf_age_share(waited - runq, den);
+		if (!threads && sleepers)
+			wperm = iperm = 1000;
+		tk.idle_known = threads || sleepers;
+	}
+	v->prev_tick_ns = v->tick_ns;
+	v->tick_ns = now;
+	v->waited_mark = cum_wait;
+	v->runq_mark = cum_runq;
+	v->wait_permille = wperm;
+	v->slack_permille = iperm;
+	v->threads = threads;
+	v->sleepers = sleepers;
+	/* a service window moves the average once */
+	if (svc_seq <= v->svc_seq)
+		tk.svc_mean_ns = 0;
+	else
+		v->svc_seq = svc_seq;
+	tk.idle_permille = iperm;
+	tk.now = now;
+	satfeed_sat_tick(v, &rules, &tk);
+	bpf_spin_unlock(&v->lock);
+	/* the poll stream's figures of a quiet window: the tick's */
+	c->figs = SF_AGE_FIGS(wperm, iperm, threads);
+}
+
 /* bpf_loop callback: one tick for target slot. */
 static long sf_age_slot(__u32 slot, void *ctx)
 {
 	struct sf_age_ctx *c = ctx;
 	struct satfeed_age *a = c->a;
-	__u64 now = c->now, cum_wait = 0, cum_runq = 0, waited, runq, den;
-	__u32 gen, threads, sleepers, wperm = 0, iperm = 0, idx;
-	struct satfeed_sat_rules rules = {};
-	struct satfeed_sat_tick tk = {};
+	__u64 now = c->now, cum_wait = 0, cum_runq = 0;
 	struct satfeed_stream *poll;
 	struct satfeed_verdict *v;
-	__u64 svc_seq = 0;
 	struct satfeed_target *t;
+	__u32 gen, idx;
 	bool active;
 
 	if (slot >= SATFEED_MAX_TARGETS)
@@ -176,8 +244,6 @@ static long sf_age_slot(__u32 slot, void *ctx)
 		return 0;
 	gen = t->gen;
 	idx = slot & (SATFEED_MAX_TARGETS - 1);	/* slot, for the verifier */
-	threads = a->threads[idx];
-	sleepers = a->sleepers[idx];
 	poll = sf_stream(slot, SATFEED_STREAM_POLL);
 	if (!poll)
 		return 0;
@@ -189,57 +255,18 @@ static long sf_age_slot(__u32 slot, void *ctx)
 	bpf_spin_unlock(&poll->lock);
 	cum_wait += a->inprog_ns[idx];
 	cum_runq += a->inprog_runq_ns[idx];
-	tk.svc_mean_ns = sf_age_svc(slot, gen, &svc_seq);
-	sf_rules_get(slot, gen, &rules);
-
-	v = bpf_map_lookup_elem(&sf_verdict, &slot);
-	if (!v)
-		return 0;
-	bpf_spin_lock(&v->lock);
-	if (v->gen == gen) {
-		if (v->tick_ns && now > v->tick_ns &&
-		    cum_wait >= v->waited_mark) {
-			waited = cum_wait - v->waited_mark;
-			runq = cum_runq >= v->runq_mark ?
-				       cum_runq - v->runq_mark : 0;
-			/* a sleeper waited the whole interval */
-			den = (now - v->tick_ns) * sleepers;
-			waited = waited > den ? waited - den : 0;
-			if (runq > waited)
-				runq = waited;
-			den = (now - v->tick_ns) * threads;
-			wperm = sf_age_share(waited, den);
-			iperm = sf_age_share(waited - runq, den);
-			if (!threads && sleepers)
-				wperm = iperm = 1000;
-			tk.idle_known = threads || sleepers;
-		}
-		v->prev_tick_ns = v->tick_ns;
-		v->tick_ns = now;
-		v->waited_mark = cum_wait;
-		v->runq_mark = cum_runq;
-		v->wait_permille = wperm;
-		v->slack_permille = iperm;
-		v->threads = threads;
-		v->sleepers = sleepers;
-		/* a service window used once */
-		if (svc_seq <= v->svc_seq)
-			tk.svc_mean_ns = 0;
-		else
-			v->svc_seq = svc_seq;
-		tk.idle_permille = iperm;
-		tk.now = now;
-		satfeed_sat_tick(v, &rules, &tk);
-	}
-	bpf_spin_unlock(&v->lock);
+	c->figs = SF_AGE_FIGS(0, 0, 0);
+	sf_age_verdict(c, slot, gen, cum_wait, cum_runq);
 
 	active = sf_age_stream(slot, SATFEED_STREAM_SEND, gen, now, 0);
 	active |= sf_age_stream(slot, SATFEED_STREAM_RECV, gen, now, 0);
 	sf_age_stream(slot, SATFEED_STREAM_RESP, gen, now, 0);
 	sf_age_stream(slot, SATFEED_STREAM_SVC, gen, now, 0);
-	sf_age_stream(slot, SATFEED_STREAM_POLL, gen, now,
-		      SF_AGE_FIGS(wperm, iperm, threads));
+	sf_age_stream(slot, SATFEED_STREAM_POLL, gen, now, c->figs);
 
+	v = bpf_map_lookup_elem(&sf_verdict, &slot);
+	if (!v)
+		return 0;
 	bpf_spin_lock(&v->lock);
 	if (v->gen == gen) {
 		if (active) {

@@ -62,7 +62,7 @@ def test_rule():
           ((7 * 10000 + 8000) >> 3, 8000))
     r.update(reading(svc=[(2, 8000, 100)]))
     check("a window used once", r.svc_avg, (7 * 10000 + 8000) >> 3)
-    r.update(reading(svc=[(3, 1, 63)]))
+    r.update(reading(svc=[(3, 1, 15)]))
     check("too few samples: skipped", (r.svc_avg, r.svc_base),
           ((7 * 10000 + 8000) >> 3, 8000))
     avg, q = r.svc_avg, 3
