@@ -173,12 +173,12 @@ if [ "${CORPUS_PIN:-1}" != 0 ] && [ "$NCPU" -ge 2 ]; then
 	SRV_CPUS=0-$((half - 1))
 	LOAD_CPUS=$half-$((NCPU - 1))
 fi
-pin_srv() { # CMD...: run CMD on the server's CPUs
+pin_exec() { # CMD...: become CMD, on the server's CPUs (in a background
+	# subshell, `pin_exec CMD &`, so that $! is the server's pid)
 	if [ -n "$SRV_CPUS" ]; then
-		taskset -c "$SRV_CPUS" "$@"
-	else
-		"$@"
+		exec taskset -c "$SRV_CPUS" "$@"
 	fi
+	exec "$@"
 }
 
 # sfload on the load generator's CPUs, through a wrapper that sweep.py runs
@@ -192,7 +192,7 @@ if [ -n "$LOAD_CPUS" ]; then
 fi
 
 start_bg() { # CMD...: start in the background, S_PID
-	pin_srv "$@" &
+	pin_exec "$@" &
 	S_PID=$!
 	PIDS+=("$S_PID")
 }
@@ -341,7 +341,7 @@ start_haproxy() { # two threads (nbthread: one per CPU), HTTP keep-alive
 	local bport
 	bport=$(sf_free_port)
 	lighttpd_conf "$bport" "$TMP/hbackend.conf"
-	pin_srv lighttpd -D -f "$TMP/hbackend.conf" &
+	pin_exec lighttpd -D -f "$TMP/hbackend.conf" &
 	PIDS+=($!)
 	sf_wait_port "$bport" || return 1
 	S_PORT=$(sf_free_port)
@@ -369,7 +369,7 @@ start_nginx-proxy() {
 	local bport
 	bport=$(sf_free_port)
 	lighttpd_conf "$bport" "$TMP/backend.conf"
-	pin_srv lighttpd -D -f "$TMP/backend.conf" &
+	pin_exec lighttpd -D -f "$TMP/backend.conf" &
 	PIDS+=($!)
 	sf_wait_port "$bport" || return 1
 	S_PORT=$(sf_free_port)
