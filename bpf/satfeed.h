@@ -551,9 +551,11 @@ struct satfeed_verdict {
 	 * Written at each tick of the age timer (every satfeed_info.tick_ns),
 	 * over the interval since the previous tick (prev_tick_ns, tick_ns].
 	 * The waited time of a thread is the time it spent inside a wait of
-	 * the target in the interval, waits in progress at tick_ns included;
-	 * threads are the target's threads that waited in the interval (a
-	 * wait of theirs ended in it or is in progress at its end).
+	 * the target in the interval, waits in progress at tick_ns included.
+	 * The threads are the target's threads that waited in the interval (a
+	 * wait of theirs ended in it or is in progress at its end) and were
+	 * seen at the previous tick, less the sleepers (ABI 5): those that
+	 * waited at least 95% of the interval.
 	 */
 	__u64 tick_ns;		/* when the timer last evaluated it, 0: never;
 				 * older than 2 * max_age_ns: the engine is
@@ -570,14 +572,11 @@ struct satfeed_verdict {
 				 * 5); 1000 with sleepers only, 0 with no
 				 * thread */
 	__u32 wait_permille;	/* the same of waited, 0..1000 */
-	__u32 threads;		/* threads that waited in the interval and
-				 * woke in it (ABI 5: sleepers apart) */
+	__u32 threads;		/* the threads above, sleepers apart */
 	__u32 tick_reserved;
-	__u64 waited_mark;	/* engine private: the poll stream's
-				 * wait_total_ns plus the waits in progress
-				 * at prev_tick_ns, ns */
-	__u64 runq_mark;	/* engine private: the same of run-queue
-				 * time */
+	__u64 waited_mark;	/* unused since ABI 5 (each thread keeps its
+				 * own), 0 */
+	__u64 runq_mark;	/* unused since ABI 5, 0 */
 	/*
 	 * Service time (ABI 5), also written at each tick: the newest service
 	 * window that closed since the previous tick with at least
@@ -591,10 +590,12 @@ struct satfeed_verdict {
 				 * added, ns */
 	__u64 svc_seq;		/* engine private: seq of the newest service
 				 * window used */
-	__u32 sleepers;		/* threads whose wait lasted the whole
+	__u32 sleepers;		/* threads that waited at least 95% of the
 				 * interval, left out of slack_permille and
-				 * threads: a listener thread that never
-				 * wakes says nothing of the load */
+				 * threads: a listener that wakes once a
+				 * second says nothing of the load, and a
+				 * server is saturated when the threads
+				 * that serve are */
 	__u32 svc_reserved;
 };
 
@@ -734,14 +735,17 @@ struct satfeed_age {
 	__u64 tick_ns;		/* when the last one ran, 0: not armed */
 	__u32 armed;		/* the timer was started */
 	__u32 reserved;
-	/* the tick in progress, per slot: waits in progress (ns, run-queue
-	 * ns of them) and threads that waited */
-	__u64 inprog_ns[SATFEED_MAX_TARGETS];
-	__u64 inprog_runq_ns[SATFEED_MAX_TARGETS];
+	/* the tick in progress, per slot: over the interval since the
+	 * previous tick, the time the threads that woke spent in waits (the
+	 * waits in progress included; ns, and the run-queue ns of it), and
+	 * those threads */
+	__u64 waited_ns[SATFEED_MAX_TARGETS];
+	__u64 runq_ns[SATFEED_MAX_TARGETS];
 	__u32 threads[SATFEED_MAX_TARGETS];
-	__u32 sleepers[SATFEED_MAX_TARGETS];	/* threads in a wait since
-						 * before the previous
-						 * tick (not in threads) */
+	__u32 sleepers[SATFEED_MAX_TARGETS];	/* threads that waited at
+						 * least 95% of the
+						 * interval (not in
+						 * threads) */
 };
 
 /*

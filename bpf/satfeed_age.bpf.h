@@ -8,26 +8,30 @@
  * closes none and its last figures would stay forever.  One BPF timer
  * (sf_age) ticks every max_age_ns / 2 for the whole engine and visits every
  * target: nothing is added to the per-event path but, for a wait's end,
- * one store of its time and the thread count of the window (under the
- * stream lock the wait takes anyway).
+ * one store of its time, two additions to its thread's totals (its own
+ * task storage) and the thread count of the window (under the stream lock
+ * the wait takes anyway).
  *
  * What a tick does, per target (slot of a target of any state):
- *  1. its waits in progress: one pass over the machine's threads
- *     (bpf_iter_task, all threads; only those with a wait record in
- *     sf_poll_start are looked at) sums, per slot, the time of the waits
- *     still in progress and their run-queue time, and counts the threads
- *     that waited since the previous tick;
- *  2. the slack over (previous tick, now]: the waited time is the growth of
- *     (the poll stream's wait_total_ns + the waits in progress), the same
- *     for run-queue time, divided by the interval times the threads
- *     (satfeed_verdict.slack_permille, wait_permille, threads);
+ *  1. one pass over the machine's threads (bpf_iter_task, all threads;
+ *     only those with a wait record in sf_poll_start are looked at): each
+ *     thread's waited time over the interval since the previous tick (its
+ *     own total of counted waits, kept by the wait's end, plus the wait in
+ *     progress) and the run-queue time of it; a thread that waited at
+ *     least 95% of the interval is a sleeper, the others that waited in it
+ *     add to their slot's sums and count among its threads;
+ *  2. the verdict: the slack is the threads' waited time less its
+ *     run-queue time over the interval times the threads
+ *     (satfeed_verdict.slack_permille, wait_permille, threads, sleepers),
+ *     the newest service window moves the service-time average, and the
+ *     rules are evaluated (sat_rules.h, satfeed_sat_tick());
  *  3. each stream: a window in progress whose first sample began at least
  *     max_age_ns / 2 ago closes with its pending samples (SATFEED_WIN_AGED,
  *     exact: window_math.h, sf_window_figures_n); a stream without an
  *     event for max_age_ns and nothing pending publishes one empty window
  *     (SATFEED_WIN_QUIET) and ends its chain of gaps;
- *  4. the verdict: a target without a send or a receive for max_age_ns is
- *     quiet (satfeed_sat_quiet(): it leaves near/full).
+ *  4. a target without a send or a receive for max_age_ns is quiet
+ *     (satfeed_sat_quiet(): it leaves near/full).
  * Cost: a tick runs a few hundred instructions per target plus a dozen per
  * thread of the machine, twice per max_age_ns, in softirq context.
  *
@@ -58,8 +62,11 @@ struct {
 struct sf_age_ctx {
 	struct satfeed_age *a;
 	__u64 now;
-	__u64 figs;	/* the slot's SF_AGE_FIGS(), from sf_age_verdict() */
 };
+
+/* A thread that waited at least this share of a tick's interval is a
+ * sleeper (satfeed_verdict.sleepers), permille. */
+#define SF_AGE_SLEEPER_PERMILLE	950
 
 /* The poll stream's shares and threads for a quiet window, in one word
  * (a BPF function takes five arguments): each share is at most 1000 */
@@ -157,15 +164,15 @@ static __always_inline __u64 sf_age_svc(__u32 slot, __u32 gen, __u64 *seq)
 
 /*
  * The tick's part of target (slot, gen)'s verdict, under its lock: the
- * slack over the interval since the previous tick from the cumulative
- * waited and run-queue time (cum_wait, cum_runq: the poll stream's totals
- * plus the waits in progress), the newest service window, and the rules
- * (satfeed_sat_tick()).  Not inlined: its frame (the rules, twice) stays
- * off the deeper call chain through sf_age_stream() (512 bytes in all).
+ * slack of its threads that woke over the interval since the previous tick
+ * (the sums the task pass left in c->a), the newest service window, and
+ * the rules (satfeed_sat_tick()).  Not inlined: its frame (the rules,
+ * twice) stays off the deeper call chain through sf_age_stream() (512
+ * bytes in all).  Returns the poll stream's figures for a quiet window,
+ * SF_AGE_FIGS().
  */
-static __noinline void sf_age_verdict(struct sf_age_ctx *c, __u32 slot,
-				      __u32 gen, __u64 cum_wait,
-				      __u64 cum_runq)
+static __noinline __u64 sf_age_verdict(struct sf_age_ctx *c, __u32 slot,
+				       __u32 gen)
 {
 	__u32 idx = slot & (SATFEED_MAX_TARGETS - 1), wperm = 0, iperm = 0;
 	struct satfeed_sat_rules rules = {};
@@ -176,25 +183,22 @@ static __noinline void sf_age_verdict(struct sf_age_ctx *c, __u32 slot,
 	struct satfeed_verdict *v;
 
 	if (slot >= SATFEED_MAX_TARGETS)
-		return;
+		return 0;
 	threads = a->threads[idx];
 	sleepers = a->sleepers[idx];
+	waited = a->waited_ns[idx];
+	runq = a->runq_ns[idx];
 	tk.svc_mean_ns = sf_age_svc(slot, gen, &svc_seq);
 	sf_rules_get(slot, gen, &rules);
 	v = bpf_map_lookup_elem(&sf_verdict, &slot);
 	if (!v)
-		return;
+		return 0;
 	bpf_spin_lock(&v->lock);
 	if (v->gen != gen) {
 		bpf_spin_unlock(&v->lock);
-		return;
+		return 0;
 	}
-	if (v->tick_ns && now > v->tick_ns && cum_wait >= v->waited_mark) {
-		waited = cum_wait - v->waited_mark;
-		runq = cum_runq >= v->runq_mark ? cum_runq - v->runq_mark : 0;
-		/* a sleeper waited the whole interval */
-		den = (now - v->tick_ns) * sleepers;
-		waited = waited > den ? waited - den : 0;
+	if (v->tick_ns && now > v->tick_ns) {
 		if (runq > waited)
 			runq = waited;
 		den = (now - v->tick_ns) * threads;
@@ -206,8 +210,8 @@ static __noinline void sf_age_verdict(struct sf_age_ctx *c, __u32 slot,
 	}
 	v->prev_tick_ns = v->tick_ns;
 	v->tick_ns = now;
-	v->waited_mark = cum_wait;
-	v->runq_mark = cum_runq;
+	v->waited_mark = 0;
+	v->runq_mark = 0;
 	v->wait_permille = wperm;
 	v->slack_permille = iperm;
 	v->threads = threads;
@@ -221,21 +225,18 @@ static __noinline void sf_age_verdict(struct sf_age_ctx *c, __u32 slot,
 	tk.now = now;
 	satfeed_sat_tick(v, &rules, &tk);
 	bpf_spin_unlock(&v->lock);
-	/* the poll stream's figures of a quiet window: the tick's */
-	c->figs = SF_AGE_FIGS(wperm, iperm, threads);
+	return SF_AGE_FIGS(wperm, iperm, threads);
 }
 
 /* bpf_loop callback: one tick for target slot. */
 static long sf_age_slot(__u32 slot, void *ctx)
 {
 	struct sf_age_ctx *c = ctx;
-	struct satfeed_age *a = c->a;
-	__u64 now = c->now, cum_wait = 0, cum_runq = 0;
-	struct satfeed_stream *poll;
 	struct satfeed_verdict *v;
 	struct satfeed_target *t;
-	__u32 gen, idx;
+	__u64 now = c->now, figs;
 	bool active;
+	__u32 gen;
 
 	if (slot >= SATFEED_MAX_TARGETS)
 		return 1;
@@ -243,26 +244,13 @@ static long sf_age_slot(__u32 slot, void *ctx)
 	if (!t || t->kind == SATFEED_TARGET_FREE)
 		return 0;
 	gen = t->gen;
-	idx = slot & (SATFEED_MAX_TARGETS - 1);	/* slot, for the verifier */
-	poll = sf_stream(slot, SATFEED_STREAM_POLL);
-	if (!poll)
-		return 0;
-	bpf_spin_lock(&poll->lock);
-	if (poll->gen == gen) {
-		cum_wait = poll->wait_total_ns;
-		cum_runq = poll->runq_total_ns;
-	}
-	bpf_spin_unlock(&poll->lock);
-	cum_wait += a->inprog_ns[idx];
-	cum_runq += a->inprog_runq_ns[idx];
-	c->figs = SF_AGE_FIGS(0, 0, 0);
-	sf_age_verdict(c, slot, gen, cum_wait, cum_runq);
+	figs = sf_age_verdict(c, slot, gen);
 
 	active = sf_age_stream(slot, SATFEED_STREAM_SEND, gen, now, 0);
 	active |= sf_age_stream(slot, SATFEED_STREAM_RECV, gen, now, 0);
 	sf_age_stream(slot, SATFEED_STREAM_RESP, gen, now, 0);
 	sf_age_stream(slot, SATFEED_STREAM_SVC, gen, now, 0);
-	sf_age_stream(slot, SATFEED_STREAM_POLL, gen, now, c->figs);
+	sf_age_stream(slot, SATFEED_STREAM_POLL, gen, now, figs);
 
 	v = bpf_map_lookup_elem(&sf_verdict, &slot);
 	if (!v)
@@ -291,8 +279,8 @@ static long sf_age_clear(__u32 i, void *ctx)
 	if (i >= SATFEED_MAX_TARGETS)
 		return 1;
 	i &= SATFEED_MAX_TARGETS - 1;
-	a->inprog_ns[i] = 0;
-	a->inprog_runq_ns[i] = 0;
+	a->waited_ns[i] = 0;
+	a->runq_ns[i] = 0;
 	a->threads[i] = 0;
 	a->sleepers[i] = 0;
 	return 0;
@@ -302,7 +290,7 @@ static long sf_age_clear(__u32 i, void *ctx)
 static int sf_age_tick(void *map, __u32 *key, struct satfeed_age *a)
 {
 	struct sf_age_ctx c = { .a = a };
-	__u64 prev = a->tick_ns, in, rq;
+	__u64 prev = a->tick_ns, in, rq, cw, cr, dw, dr;
 	struct task_struct *task;
 
 	c.now = bpf_ktime_get_ns();
@@ -320,20 +308,34 @@ static int sf_age_tick(void *map, __u32 *key, struct satfeed_age *a)
 		if (!t || t->gen != w->gen || slot >= SATFEED_MAX_TARGETS)
 			continue;
 		slot &= SATFEED_MAX_TARGETS - 1;	/* for the verifier */
+		in = rq = 0;
 		if (w->start_ns) {
 			in = c.now > w->start_ns ? c.now - w->start_ns : 0;
 			rq = sf_run_delay(task) - w->run_delay;
-			a->inprog_ns[slot] += in;
-			a->inprog_runq_ns[slot] += rq < in ? rq : in;
-			/* asleep since before the previous tick: its whole
-			 * interval was waited, and it served nothing */
-			if (prev && w->start_ns <= prev && w->end_ns <= prev)
-				a->sleepers[slot]++;
-			else
-				a->threads[slot]++;
-		} else if (w->end_ns > prev) {
-			a->threads[slot]++;
+			if (rq > in)
+				rq = in;
 		}
+		cw = w->waited_ns + in;
+		cr = w->runq_ns + rq;
+		/* a thread that waited in the interval, seen at its start */
+		if (prev && w->tick_ns == prev &&
+		    (w->start_ns || w->end_ns > prev) &&
+		    cw >= w->tick_waited) {
+			dw = cw - w->tick_waited;
+			dr = cr >= w->tick_runq ? cr - w->tick_runq : 0;
+			if (dr > dw)
+				dr = dw;
+			if (dw * 1000 >= SF_AGE_SLEEPER_PERMILLE * (c.now - prev)) {
+				a->sleepers[slot]++;
+			} else {
+				a->threads[slot]++;
+				a->waited_ns[slot] += dw;
+				a->runq_ns[slot] += dr;
+			}
+		}
+		w->tick_waited = cw;
+		w->tick_runq = cr;
+		w->tick_ns = c.now;
 	}
 	bpf_loop(SATFEED_MAX_TARGETS, sf_age_slot, &c, 0);
 	a->ticks++;

@@ -65,6 +65,13 @@ struct sf_wait {
 	__u64 end_ns;		/* when its last counted wait ended */
 	__u64 mark;		/* sf_account(): counted among the threads of
 				 * this poll window (sf_thread_mark()) */
+	/* the thread's own slack, for the age tick (satfeed_age.bpf.h) */
+	__u64 waited_ns;	/* its counted waits so far, ns */
+	__u64 runq_ns;		/* their run-queue time, ns */
+	__u64 tick_waited;	/* waited_ns + the wait in progress, at the
+				 * tick tick_ns */
+	__u64 tick_runq;	/* the same of runq_ns */
+	__u64 tick_ns;		/* the tick that last saw the thread */
 };
 
 struct {
@@ -483,6 +490,9 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 		gap = false;
 		sample = now - start;
 		runq = sf_run_delay(task) - w->run_delay;
+		/* the thread's own totals, which the age tick reads */
+		w->waited_ns += sample;
+		w->runq_ns += runq < sample ? runq : sample;
 	} else {
 		if (!sf_find_target_of(cfg, task, true, &hit) ||
 		    !(hit.sc_mask & (1U << sc)) || sf_compat_syscall(task))
