@@ -22,7 +22,7 @@
  *            the threads are busy, or wait for a CPU: work queues.
  *   svc_avg  at each tick with a new service window of at least
  *            SATFEED_SAT_SVC_MIN_SAMPLES samples: the first one's mean,
- *            then (7 * svc_avg + mean) >> 3; svc_base the lowest such
+ *            then (svc_avg + mean) >> 1; svc_base the lowest such
  *            mean.  High against the base: requests wait inside the server
  *            between their receive and their answer (threads behind a lock
  *            or a CPU), which the idle share cannot see when the serving
@@ -305,7 +305,7 @@ satfeed_sat_tick(struct satfeed_verdict *v, const struct satfeed_sat_rules *r,
 			v->svc_avg_ns = m;
 			v->svc_base_ns = m;
 		} else {
-			v->svc_avg_ns = (7 * v->svc_avg_ns + m) >> 3;
+			v->svc_avg_ns = (v->svc_avg_ns + m) >> 1;
 			if (m < v->svc_base_ns)
 				v->svc_base_ns = m;
 		}

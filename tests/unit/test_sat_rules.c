@@ -98,7 +98,7 @@ static void test_wps(void)
 	while (v.state == SATFEED_SAT_OK) {
 		send_win(&def, 0);
 		avg = (7 * avg) >> 3;
-		ASSERT_EQ(v.wps_avg_permille, avg, "EWMA 1/8");
+		ASSERT_EQ(v.wps_avg_permille, avg, "EWMA 1/2");
 	}
 	ASSERT_EQ(v.state, SATFEED_SAT_NEAR, "sustained: near first");
 	ASSERT_TRUE(v.wps_avg_permille < 150 && v.wps_avg_permille >= 30,
@@ -243,23 +243,24 @@ static void test_svc(void)
 	ASSERT_EQ(v.svc_avg_ns, 10000, "first mean: the average");
 	ASSERT_EQ(v.svc_base_ns, 10000, "first mean: the baseline");
 	tick(&zero, 1, 1000, 8000);
-	ASSERT_EQ(v.svc_avg_ns, (7 * 10000 + 8000) >> 3, "EWMA 1/8");
+	ASSERT_EQ(v.svc_avg_ns, (10000 + 8000) >> 1, "EWMA 1/2");
 	ASSERT_EQ(v.svc_base_ns, 8000, "baseline: the lowest mean");
 	tick(&zero, 1, 1000, 0);
-	ASSERT_EQ(v.svc_avg_ns, (7 * 10000 + 8000) >> 3,
+	ASSERT_EQ(v.svc_avg_ns, (10000 + 8000) >> 1,
 		  "no new window: the average stays");
-	/* rise until near: 3x the baseline is not above it */
+	/* rise until near: 3x the baseline is not above it; means of 5x
+	 * never make it full */
 	avg = v.svc_avg_ns;
-	while (v.state == SATFEED_SAT_OK) {
-		ASSERT_TRUE(avg * 1000 / 8000 <= 3000,
-			    "ok while at most 3x: avg %llu",
-			    (unsigned long long)avg);
-		tick(&zero, 1, 1000, 200000);
-		avg = (7 * avg + 200000) >> 3;
-		ASSERT_EQ(v.svc_avg_ns, avg, "EWMA 1/8");
+	for (int i = 0; i < 40; i++) {
+		ASSERT_TRUE(v.state == (avg * 1000 / 8000 > 3000 ?
+					SATFEED_SAT_NEAR : SATFEED_SAT_OK),
+			    "near above 3x only: state %u, avg %llu",
+			    v.state, (unsigned long long)avg);
+		tick(&zero, 1, 1000, 40000);
+		avg = (avg + 40000) >> 1;
+		ASSERT_EQ(v.svc_avg_ns, avg, "EWMA 1/2");
 	}
-	ASSERT_EQ(v.state, SATFEED_SAT_NEAR, "service time up: near first");
-	ASSERT_TRUE(avg * 1000 / 8000 > 3000, "near above 3x");
+	ASSERT_EQ(v.state, SATFEED_SAT_NEAR, "service time up 5x: near");
 	ASSERT_EQ(v.why, SATFEED_SAT_WHY_SVC_NEAR, "why service near");
 	while (v.state == SATFEED_SAT_NEAR)
 		tick(&zero, 1, 1000, 200000);

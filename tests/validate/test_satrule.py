@@ -59,17 +59,17 @@ def test_rule():
           (satrule.OK, 10000, 10000))
     r.update(reading(svc=[(1, 10000, 2048), (2, 8000, 100)]))
     check("EWMA and base", (r.svc_avg, r.svc_base),
-          ((7 * 10000 + 8000) >> 3, 8000))
+          ((10000 + 8000) >> 1, 8000))
     r.update(reading(svc=[(2, 8000, 100)]))
-    check("a window used once", r.svc_avg, (7 * 10000 + 8000) >> 3)
+    check("a window used once", r.svc_avg, (10000 + 8000) >> 1)
     r.update(reading(svc=[(3, 1, 15)]))
     check("too few samples: skipped", (r.svc_avg, r.svc_base),
-          ((7 * 10000 + 8000) >> 3, 8000))
+          ((10000 + 8000) >> 1, 8000))
     avg, q = r.svc_avg, 3
     while r.state != satrule.FULL and q < 100:
         q += 1
         r.update(reading(svc=[(q, 200000, 2048)]))
-        avg = (7 * avg + 200000) >> 3
+        avg = (avg + 200000) >> 1
     check("slow answers: full", (r.state, r.svc_avg), (satrule.FULL, avg))
     check("full above 8x", 1000 * avg // 8000 > 8000, True)
     r.update(reading(svc=[(q, 200000, 2048)], reasons=["quiet"]))
