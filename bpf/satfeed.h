@@ -410,8 +410,8 @@ enum satfeed_target_state {
 #define SATFEED_SAT_IDLE_NEAR_DEFAULT	250
 #define SATFEED_SAT_IDLE_FULL_DEFAULT	100
 #define SATFEED_SAT_CV2_RISE_DEFAULT	SATFEED_SAT_RULE_OFF
-#define SATFEED_SAT_SVC_NEAR_DEFAULT	3000
-#define SATFEED_SAT_SVC_FULL_DEFAULT	8000
+#define SATFEED_SAT_SVC_NEAR_DEFAULT	4000
+#define SATFEED_SAT_SVC_FULL_DEFAULT	6000
 struct satfeed_sat_rules {
 	__u32 idle_near_permille; /* near below this idle share, permille */
 	__u32 idle_full_permille; /* saturated below this idle share, permille */
@@ -423,7 +423,7 @@ struct satfeed_sat_rules {
 	__u32 wps_full_permille; /* saturated below this many */
 	__u32 svc_near_permille; /* near when the smoothed service time
 				  * exceeds this many thousandths of its
-				  * low-load baseline (3000: three times) */
+				  * low-load baseline (4000: four times) */
 	__u32 svc_full_permille; /* saturated above this many */
 	__u32 reserved;		/* 0 */
 };

@@ -183,8 +183,8 @@ static void test_defaults(void)
 	satfeed_sat_rules_effective(&zero, &eff);
 	ASSERT_EQ(eff.idle_near_permille, 250, "default idle near");
 	ASSERT_EQ(eff.idle_full_permille, 100, "default idle full");
-	ASSERT_EQ(eff.svc_near_permille, 3000, "default service near: 3x");
-	ASSERT_EQ(eff.svc_full_permille, 8000, "default service full: 8x");
+	ASSERT_EQ(eff.svc_near_permille, 4000, "default service near: 4x");
+	ASSERT_EQ(eff.svc_full_permille, 6000, "default service full: 6x");
 	ASSERT_EQ(eff.cv2_rise_permille, SATFEED_SAT_RULE_OFF,
 		  "dispersion rule off by default");
 	ASSERT_EQ(eff.wps_near_permille, SATFEED_SAT_RULE_OFF,
@@ -248,13 +248,13 @@ static void test_svc(void)
 	tick(&zero, 1, 1000, 0);
 	ASSERT_EQ(v.svc_avg_ns, (10000 + 8000) >> 1,
 		  "no new window: the average stays");
-	/* rise until near: 3x the baseline is not above it; means of 5x
+	/* rise until near: 4x the baseline is not above it; means of 5x
 	 * never make it full */
 	avg = v.svc_avg_ns;
 	for (int i = 0; i < 40; i++) {
-		ASSERT_TRUE(v.state == (avg * 1000 / 8000 > 3000 ?
+		ASSERT_TRUE(v.state == (avg * 1000 / 8000 > 4000 ?
 					SATFEED_SAT_NEAR : SATFEED_SAT_OK),
-			    "near above 3x only: state %u, avg %llu",
+			    "near above 4x only: state %u, avg %llu",
 			    v.state, (unsigned long long)avg);
 		tick(&zero, 1, 1000, 40000);
 		avg = (avg + 40000) >> 1;
@@ -265,7 +265,7 @@ static void test_svc(void)
 	while (v.state == SATFEED_SAT_NEAR)
 		tick(&zero, 1, 1000, 200000);
 	ASSERT_EQ(v.state, SATFEED_SAT_FULL, "then saturated");
-	ASSERT_TRUE(v.svc_avg_ns * 1000 / 8000 > 8000, "full above 8x");
+	ASSERT_TRUE(v.svc_avg_ns * 1000 / 8000 > 6000, "full above 6x");
 	ASSERT_EQ(v.why, SATFEED_SAT_WHY_SVC_NEAR | SATFEED_SAT_WHY_SVC_FULL,
 		  "why service full");
 	ASSERT_EQ(v.svc_base_ns, 8000, "a rise is not a baseline");

@@ -173,6 +173,33 @@ def add_line(outdir, name):
     return "?"
 
 
+def sat_median(x, what):
+    """The median over a level's readings of the verdict's idle share
+    (permille) or service time against its baseline (a multiple), as the
+    engine judged them; - when not known."""
+    vals = []
+    for snap in x.get("snapshots") or []:
+        v = snap.get("saturation") or {}
+        if what == "idle" and v.get("seen", 0) & satrule.SEEN_IDLE:
+            vals.append(v.get("idle_permille", 0))
+        elif what == "svc" and v.get("svc_base_ns"):
+            vals.append(v["svc_avg_ns"] / v["svc_base_ns"])
+    if not vals:
+        return "-"
+    vals.sort()
+    m = vals[len(vals) // 2]
+    return "%.0f" % m if what == "idle" else "%.1f" % m
+
+
+def on_time(x):
+    """The share of the scheduled requests sfload sent (1.000: the load
+    generator kept its schedule; below, it could not, and the level
+    measures it as much as the server)."""
+    rep = x.get("rep") or {}
+    sch = rep.get("scheduled_rps") or 0
+    return "%.3f" % (rep.get("sent_rps", 0) / sch) if sch else "-"
+
+
 def render(a, results):
     L = ["Produced by `bash tests/validate/corpus.sh%s` on %s (%s), "
          "%d-sample windows.\n" % (" --quick" if a.quick else "",
@@ -192,28 +219,32 @@ def render(a, results):
         L.append("\n#### %s\n" % name)
         L.append("Watched with `%s`.  Plot: `build/validate/%s_verdict.png`."
                  "\n" % (add_line(a.outdir, name), name))
-        L.append("| level | offered | served | served/offered | p50 (us) | "
-                 "p99 (us) | waits/send (‰) | idle (‰) | backlog max | "
-                 "unread max (B) | UDP drops | run-queue delay (‰) | "
-                 "verdict | worst | readings |")
+        L.append("| level | offered | served | served/offered | sent on "
+                 "time | p50 (us) | p99 (us) | waits/send (‰) | idle (‰) | "
+                 "service (x base) | backlog max | unread max (B) | UDP "
+                 "drops | run-queue delay (‰) | verdict | worst | "
+                 "reference | readings |")
         L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-                 "---|")
+                 "---|---|---|---|")
         for i, (r, x) in enumerate(zip(rows, raw)):
             num = (lambda v: "%.0f" % v if math.isfinite(v) else "-")
-            L.append("| %.0f%%%s | %.0f | %.0f | %.3f | %.0f | %.0f | %s | "
-                     "%s | %s | %s | %s | %s | %s | %s | %d |" % (
+            L.append("| %.0f%%%s | %.0f | %.0f | %.3f | %s | %.0f | %.0f | "
+                     "%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | "
+                     "%d |" % (
                          r["pct_capacity"],
                          " (knee)" if i == j["knee"] else "",
                          r["offered_rps"], r["served_rps"],
-                         r["served_rps"] / r["offered_rps"], r["p50_us"],
+                         r["served_rps"] / r["offered_rps"],
+                         on_time(x), r["p50_us"],
                          r["p99_us"], num(r["waits_per_send_permille"]),
-                         num(r["idle_permille"]),
+                         sat_median(x, "idle"), sat_median(x, "svc"),
                          num(r.get("probe_backlog_max", nan)),
                          num(unread(r)),
                          num(r.get("probe_udp_drops", nan)),
                          num(r.get("probe_runq_permille", nan)),
                          name_of(r["verdict"]),
                          name_of(r["verdict_worst"]),
+                         name_of(r.get("rule_state", nan)),
                          len(x["snapshots"])))
     return "\n".join(L) + "\n"
 

@@ -38,8 +38,8 @@ WPS_NEAR = 150         # off by default (ABI 5): for rules that set them
 WPS_FULL = 30
 IDLE_NEAR = 250
 IDLE_FULL = 100
-SVC_NEAR = 3000
-SVC_FULL = 8000
+SVC_NEAR = 4000
+SVC_FULL = 6000
 SVC_MIN_SAMPLES = 16
 SEEN_IDLE = 1 << 6
 

@@ -45,9 +45,9 @@ def test_rule():
     for idle, want in ((250, satrule.OK), (249, satrule.NEAR),
                        (100, satrule.NEAR), (99, satrule.FULL)):
         check("idle %d" % idle, satrule.state_of(idle, None), want)
-    # thresholds of the service time: 3000 ok, 3001 near, 8001 full
-    for svc, want in ((3000, satrule.OK), (3001, satrule.NEAR),
-                      (8000, satrule.NEAR), (8001, satrule.FULL)):
+    # thresholds of the service time: 4000 ok, 4001 near, 6001 full
+    for svc, want in ((4000, satrule.OK), (4001, satrule.NEAR),
+                      (6000, satrule.NEAR), (6001, satrule.FULL)):
         check("service %d permille" % svc, satrule.state_of(None, svc),
               want)
     check("either rule: the worse", satrule.state_of(200, 9000),
@@ -71,7 +71,7 @@ def test_rule():
         r.update(reading(svc=[(q, 200000, 2048)]))
         avg = (avg + 200000) >> 1
     check("slow answers: full", (r.state, r.svc_avg), (satrule.FULL, avg))
-    check("full above 8x", 1000 * avg // 8000 > 8000, True)
+    check("full above 6x", 1000 * avg // 8000 > 6000, True)
     r.update(reading(svc=[(q, 200000, 2048)], reasons=["quiet"]))
     check("quiet: ok, back at the base", (r.state, r.svc_avg),
           (satrule.OK, 8000))
