@@ -78,6 +78,9 @@ int sf_uring_probe(struct sf_uring_support *u, char *why, size_t len)
 	u->task_add = btf__find_by_name_kind(btf,
 					     "btf_trace_io_uring_task_add",
 					     BTF_KIND_TYPEDEF) > 0;
+	u->cqring_wait = btf__find_by_name_kind(btf,
+						"btf_trace_io_uring_cqring_wait",
+						BTF_KIND_TYPEDEF) > 0;
 	u->enter_fn = btf__find_by_name_kind(btf, SATFEED_SYSCALL_PREFIX
 					     "io_uring_enter",
 					     BTF_KIND_FUNC) > 0;
@@ -119,6 +122,13 @@ const char *sf_uring_ms_gap(const struct sf_uring_support *u)
 	return NULL;
 }
 
+const char *sf_uring_sleep_gap(const struct sf_uring_support *u)
+{
+	if (!u->tracepoints || u->cqring_wait)
+		return NULL;
+	return "this kernel has no io_uring_cqring_wait tracepoint: every io_uring_enter with GETEVENTS counts as a wait, also one that did not sleep";
+}
+
 int sf_engine_configure(struct satfeed_bpf *skel, __u32 window_shift,
 			__u64 max_age_ns, bool understudies, char *why,
 			size_t len)
@@ -149,6 +159,8 @@ int sf_engine_configure(struct satfeed_bpf *skel, __u32 window_shift,
 	if (err)
 		return err;
 	skel->rodata->uring_ms_flag = u.ms_flag;
+	/* sf_engine_select() loads sf_uring_sleep where this holds */
+	skel->rodata->uring_sleep_seen = u.tracepoints && u.cqring_wait;
 	return 0;
 }
 
@@ -162,6 +174,8 @@ static int uring_select(struct bpf_program *prog, const char *name,
 	bool on = enter ? mode == SATFEED_ATTACH_FENTRY && u->enter_fn :
 		  !strcmp(name, "sf_uring_task_add") ?
 			  u->tracepoints && u->task_add && u->ms_flag :
+		  !strcmp(name, "sf_uring_sleep") ?
+			  u->tracepoints && u->cqring_wait :
 			  u->tracepoints;
 	int err;
 

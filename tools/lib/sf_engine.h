@@ -83,6 +83,8 @@ struct sf_uring_support {
 				 * armed before it was watched is found at
 				 * its next poll wake-up */
 	bool enter_fn;		/* __<arch>_sys_io_uring_enter (fentry mode) */
+	bool cqring_wait;	/* io_uring_cqring_wait: an io_uring wait
+				 * counts only when it sleeps */
 	__u64 ms_flag;		/* REQ_F_APOLL_MULTISHOT, 0: not found */
 };
 
@@ -95,6 +97,14 @@ int sf_uring_probe(struct sf_uring_support *u, char *why, size_t len);
  * every CQE with data is counted (or io_uring is not there at all).
  */
 const char *sf_uring_ms_gap(const struct sf_uring_support *u);
+
+/*
+ * The same for io_uring waits: a kernel without the io_uring_cqring_wait
+ * tracepoint counts every io_uring_enter with GETEVENTS as a wait, also
+ * one that found its completions without sleeping; NULL where it has it
+ * (or io_uring is not there at all).
+ */
+const char *sf_uring_sleep_gap(const struct sf_uring_support *u);
 
 /*
  * Start the engine's age timer (bpf/satfeed_age.bpf.h), after the attach:
