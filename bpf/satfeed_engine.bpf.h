@@ -530,7 +530,9 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 			return 0;
 		}
 		now = bpf_ktime_get_ns();
-		sf_response(task, sf_socket_fd(sc, regs), stream, &hit, now);
+		if (with_responses)
+			sf_response(task, sf_socket_fd(sc, regs), stream,
+				    &hit, now);
 	}
 	/* one call site, so that tp_btf's sf_sys_exit, which serves every
 	 * family, holds one copy of the window code, not two */

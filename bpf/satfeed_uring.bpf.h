@@ -118,7 +118,10 @@ struct sf_uring_ms {
 /*
  * LRU: an entry whose last CQE was never seen (the ring was torn down with
  * the request in flight, the engine was replaced) ages out instead of
- * filling the map.  Engine private, not pinned.
+ * filling the map.  Engine private, not pinned.  An LRU map is allocated
+ * whole at load (394 KB): sf_engine_configure() makes it one entry where
+ * no multishot receive can be followed (no io_uring tracepoints or
+ * REQ_F_APOLL_MULTISHOT, or io_uring disabled on the machine).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
