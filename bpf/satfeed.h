@@ -64,7 +64,10 @@
 #define SATFEED_PIN_POLL_START	"sf_poll_start"	/* task storage, engine private */
 #define SATFEED_PIN_UNDERSTUDY	"sf_understudy"	/* per-CPU array[1] of satfeed_understudy */
 #define SATFEED_PIN_VERDICT	"sf_verdict"	/* array[max_targets] of satfeed_verdict */
-#define SATFEED_PIN_DISCOVER	"sf_discover"	/* array[max_targets] of satfeed_discover */
+#define SATFEED_PIN_DISCOVER	"sf_discover"	/* hash (no prealloc) slot ->
+						 * satfeed_discover, at most
+						 * max_targets: a slot that
+						 * was in discovery */
 #define SATFEED_PIN_RULES	"sf_rules"	/* array[max_targets] of satfeed_rules_slot */
 #define SATFEED_PIN_RESPONSES	"sf_responses"	/* array[max_targets] of
 						 * satfeed_stream: the

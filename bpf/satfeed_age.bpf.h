@@ -309,7 +309,8 @@ static int sf_age_tick(void *map, __u32 *key, struct satfeed_age *a)
 			continue;
 		slot &= SATFEED_MAX_TARGETS - 1;	/* for the verifier */
 		in = rq = 0;
-		if (w->start_ns) {
+		/* an io_uring wait that has not slept is busy, not slack */
+		if (w->start_ns && !w->unslept) {
 			in = c.now > w->start_ns ? c.now - w->start_ns : 0;
 			rq = sf_run_delay(task) - w->run_delay;
 			if (rq > in)

@@ -33,6 +33,11 @@ _Static_assert(SF_SC_URING_WAIT >= SATFEED_SC_POLL_FIRST,
  * drops that code when they are not) */
 const volatile bool with_understudies = false;
 
+/* sf_uring_sleep is loaded (the io_uring_cqring_wait tracepoint exists):
+ * an io_uring wait counts only when its thread went to sleep; false: every
+ * io_uring_enter with GETEVENTS is a wait, as before */
+const volatile bool uring_sleep_seen = false;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -61,7 +66,9 @@ struct sf_wait {
 	__u32 gen;
 	__u64 run_delay;	/* the thread's sched_info.run_delay at entry */
 	__u32 discover;		/* the target is in discovery */
-	__u32 reserved;
+	__u32 unslept;		/* an io_uring wait that has not gone to
+				 * sleep (yet): it counts only once it
+				 * has (satfeed_uring.bpf.h, sf_uring_sleep) */
 	__u64 end_ns;		/* when its last counted wait ended */
 	__u64 mark;		/* sf_account(): counted among the threads of
 				 * this poll window (sf_thread_mark()) */
@@ -440,6 +447,7 @@ static __always_inline int sf_wait_enter(__u32 sc, struct pt_regs *regs,
 	w->gen = hit.gen;
 	w->run_delay = sf_run_delay(task);
 	w->discover = !!(hit.sc_mask & SATFEED_SC_DISCOVER);
+	w->unslept = uring && uring_sleep_seen;
 	w->start_ns = bpf_ktime_get_ns();
 	return 0;
 }
@@ -482,6 +490,12 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 			sf_count(w->slot, SATFEED_STREAM_POLL, w->gen, ret);
 			return 0;
 		}
+		/* an io_uring wait that found its completions there without
+		 * going to sleep is not slack, and not a wait: past capacity
+		 * every call finds some (sc is a constant at each call site:
+		 * the other waits do not test it) */
+		if (sc == SF_SC_URING_WAIT && w->unslept)
+			return 0;
 		now = bpf_ktime_get_ns();
 		w->end_ns = now;
 		hit.slot = w->slot;
@@ -526,7 +540,9 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 			return 0;
 		}
 		now = bpf_ktime_get_ns();
-		sf_response(task, sf_socket_fd(sc, regs), stream, &hit, now);
+		if (with_responses)
+			sf_response(task, sf_socket_fd(sc, regs), stream,
+				    &hit, now);
 	}
 	/* one call site, so that tp_btf's sf_sys_exit, which serves every
 	 * family, holds one copy of the window code, not two */

@@ -37,6 +37,11 @@
 #define SF_CONN_WAITING		(1U << 2)	/* received; not answered yet */
 #define SF_CONN_MAX		4096		/* connections followed */
 
+/* The response stream, service time and per-connection state are kept;
+ * false (satfeed-loader --no-responses, set between open and load): none
+ * of this file runs, the verifier drops it, and sf_conn is one entry */
+const volatile bool with_responses = true;
+
 struct sf_conn_key {
 	__u64 sk;		/* struct sock address */
 	__u64 addrs;		/* skc_addrpair */
@@ -163,7 +168,8 @@ static __always_inline void sf_conn_accepted(struct sock *newsk)
 	struct sf_conn_key k;
 	struct sf_hit hit;
 
-	if (!newsk || !cfg || !sf_find_target_of(cfg, task, true, &hit) ||
+	if (!with_responses || !newsk || !cfg ||
+	    !sf_find_target_of(cfg, task, true, &hit) ||
 	    sf_compat_syscall(task))
 		return;
 	n.slot = hit.slot;

@@ -45,6 +45,15 @@
  *    sc_index entry of its own, SATFEED_SC_INDEX_URING_ENTER, so unrelated
  *    syscalls pay nothing new); fentry mode attaches fentry/fexit to
  *    __<arch>_sys_io_uring_enter.
+ *  - io_uring_cqring_wait: io_cqring_wait() fires it after it found fewer
+ *    completions than asked for, just before it goes to sleep for them
+ *    (6.12 io_uring/io_uring.c, 7.x io_uring/wait.c; (ctx, min_events) in
+ *    both).  A call that finds them there returns without it.  Only a wait
+ *    that reached it counts (sf_uring_sleep): past capacity an io_uring
+ *    server finds completions at every io_uring_enter, which is then busy
+ *    time, not slack, and no wait, as a sleepless epoll_wait is in effect
+ *    (docs/validation.md).  Where the kernel lacks it, every
+ *    io_uring_enter with GETEVENTS is a wait and load says so.
  *
  * Cost: a machine that makes no io_uring call runs none of this (the
  * tracepoints fire only inside io_uring).  A completion of a non-target
@@ -109,7 +118,10 @@ struct sf_uring_ms {
 /*
  * LRU: an entry whose last CQE was never seen (the ring was torn down with
  * the request in flight, the engine was replaced) ages out instead of
- * filling the map.  Engine private, not pinned.
+ * filling the map.  Engine private, not pinned.  An LRU map is allocated
+ * whole at load (394 KB): sf_engine_configure() makes it one entry where
+ * no multishot receive can be followed (no io_uring tracepoints or
+ * REQ_F_APOLL_MULTISHOT, or io_uring disabled on the machine).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -370,6 +382,27 @@ int BPF_PROG(sf_uring_task_add, struct io_kiocb *req, int mask)
 }
 
 /* ---- the wait: io_uring_enter(2) with IORING_ENTER_GETEVENTS ---- */
+
+/*
+ * The current thread's io_uring wait goes to sleep: its wait in progress,
+ * if it is a target's, now counts (sf_wait.unslept).  Every io_uring sleep
+ * of the machine passes here; a process that cannot be a target stops at
+ * its pid_slot byte, before the task storage lookup.
+ */
+SEC("tp_btf/io_uring_cqring_wait")
+int BPF_PROG(sf_uring_sleep, void *ring, int min_events)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct satfeed_config *cfg = sf_config_get();
+	struct sf_wait *w;
+
+	if (!cfg || !sf_maybe_target(cfg, task))
+		return 0;
+	w = bpf_task_storage_get(&sf_poll_start, task, NULL, 0);
+	if (w && w->unslept)
+		w->unslept = 0;
+	return 0;
+}
 
 /*
  * fentry mode: the loader points these at __<arch>_sys_io_uring_enter.  The

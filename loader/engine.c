@@ -43,7 +43,7 @@ int engine_start(__u32 mode, bool understudies,
 		return err;
 	}
 	err = sf_engine_configure(skel, env.window_shift, env.max_age_ns,
-				  understudies, why, len);
+				  understudies, !env.no_responses, why, len);
 	if (err)
 		goto destroy;
 	err = sf_engine_select(skel->obj, mode, understudies, why, len);

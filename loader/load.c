@@ -128,9 +128,14 @@ int cmd_load(void)
 	printf("satfeed loaded: attach %s, window %u samples, understudies %s, pinned at %s\n",
 	       sf_attach_name(mode), 1U << env.window_shift,
 	       understudies ? "on" : "off", env.root);
-	if (!sf_uring_probe(&uring, uring_why, sizeof(uring_why)) &&
-	    sf_uring_ms_gap(&uring))
-		sf_msg("note: %s", sf_uring_ms_gap(&uring));
+	if (env.no_responses)
+		printf("responses, service time and per-connection state: off (--no-responses)\n");
+	if (!sf_uring_probe(&uring, uring_why, sizeof(uring_why))) {
+		if (sf_uring_ms_gap(&uring))
+			sf_msg("note: %s", sf_uring_ms_gap(&uring));
+		if (sf_uring_sleep_gap(&uring))
+			sf_msg("note: %s", sf_uring_sleep_gap(&uring));
+	}
 	if (existing)
 		printf("replaced the engine that was there: carried %d target%s over, dropped %d\n",
 		       carried, carried == 1 ? "" : "s", dropped);

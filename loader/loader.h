@@ -30,6 +30,7 @@ struct loader_env {
 	enum sf_understudy_choice understudy;
 	__u32 window_shift;
 	__u64 max_age_ns;
+	bool no_responses;	/* --no-responses */
 	const char *command;
 };
 

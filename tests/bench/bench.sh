@@ -20,9 +20,12 @@
 # if it had to mount it.  Files: $OUTPUT/bench/{table.txt,results.txt,rounds.txt,log.txt}.
 #
 # The main run loads satfeed without understudies; a second run (section 5,
-# the probes, skipped) loads it with them, and the last table compares the
-# two on an unrelated getppid() and a traced send+recv pair
-# ($OUTPUT/bench/understudy/).
+# the probes, skipped) loads it with them, and a table compares the two on
+# an unrelated getppid() and a traced send+recv pair
+# ($OUTPUT/bench/understudy/).  A third run loads it without the figures
+# of issue 22 that have a switch (satfeed-loader --no-responses: the
+# response stream, service time, per-connection state), and the last table
+# says what they cost ($OUTPUT/bench/responses/).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -136,6 +139,49 @@ understudy_row u_getppid x >/dev/null && understudy_row t_pair x >/dev/null ||
 	understudy_row u_getppid "unrelated getppid()" &&
 	understudy_row t_pair "traced send+recv pair"
 } | tee "$OUT/understudy/compare.txt"
+
+# What the response stream, service time and per-connection state cost:
+# the main run (with them) against a run without (--no-responses).
+mkdir -p "$OUT/responses" || fail "cannot create $OUT/responses"
+sfbench_run "$OUT/responses" --understudy off --no-probes --no-responses \
+	"${args[@]}" ||
+	fail "sfbench --no-responses failed (exit $?; $OUT/responses/log.txt)"
+# figure_row KEY NETKEY LABEL: KEY without and with them, each less its
+# run's NETKEY (a time's floor: none) when given
+figure_row() {
+	awk -v k="$1" -v nk="$2" -v label="$3" '
+		FNR == 1 { f++ }
+		$1 == k { v[f] = $2 }
+		nk != "" && $1 == nk { n[f] = $2 }
+		END {
+			if (!(1 in v) || !(2 in v)) exit 1
+			with = v[1] - n[1]; without = v[2] - n[2]
+			printf "  %-34s %11.1f %11.1f %+11.1f\n", label,
+			       without, with, with - without
+		}' "$OUT/results.txt" "$OUT/responses/results.txt"
+}
+{
+	echo
+	echo "figures of issue 22 (responses, service time, per-connection state;"
+	echo "  satfeed-loader --no-responses leaves them out): two runs of sfbench,"
+	echo "  without them and with them (the main run); times in ns less the run's"
+	echo "  none, BPF time in ns per program run, memory in bytes at the targets above."
+	echo "  The age timer has no switch: it adds no per-event work but one store"
+	echo "  at a wait's end; its ticks run in softirq, twice per --max-age."
+	printf '  %-34s %11s %11s %11s\n' figure without with cost
+	figure_row time.satfeed.t_pair time.none.t_pair \
+		"traced send+recv pair (ns)" &&
+	figure_row bpf.satfeed.traced_event.t_pair "" \
+		"BPF time per traced event (ns)" &&
+	figure_row bpf.satfeed.exit.t_pair.own "" \
+		"sys_exit run, send/recv (ns)" &&
+	figure_row time.satfeed.t_epoll time.none.t_epoll \
+		"traced epoll_wait (ns)" &&
+	figure_row time.satfeed.u_getppid time.none.u_getppid \
+		"unrelated getppid() (ns)" &&
+	figure_row mem.total_bytes "" "map memory (bytes)"
+} | tee "$OUT/responses/compare.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || fail "responses comparison figures missing"
 
 # Well-formed output: every expected figure present once, a finite number.
 # ratio.* lines are derived and may be undefined on a noisy machine.

@@ -19,7 +19,8 @@ static struct satfeed_bpf *open_configured(__u32 shift, bool understudies)
 	if (!ASSERT_TRUE(skel, "open: %s", strerror(errno)))
 		return NULL;
 	if (!ASSERT_OK(sf_engine_configure(skel, shift, test_max_age_ns,
-					   understudies, why, sizeof(why)),
+					   understudies, true, why,
+					   sizeof(why)),
 		       why)) {
 		satfeed_bpf__destroy(skel);
 		return NULL;

@@ -16,8 +16,12 @@
  *    its end at EOF counted as zero_bytes, and its entry in sf_uring_ms
  *    gone afterwards;
  *  - SEND on a socket whose peer is closed: errors;
- *  - io_uring_enter with IORING_ENTER_GETEVENTS: one poll sample per call;
- *    without it, none;
+ *  - io_uring_enter with IORING_ENTER_GETEVENTS: one poll sample per call
+ *    that slept (a timeout's completion waited for), with the time it
+ *    slept; one that found its completion there (a NOP's) adds no wait
+ *    and no waited time (where the kernel has io_uring_cqring_wait; else
+ *    one sample per call, the engine's behaviour there); without
+ *    GETEVENTS, none;
  *  - a child process (another tgid, not watched) doing the same: nothing.
  */
 #include "test_kernel.h"
@@ -27,6 +31,8 @@
 #define UR_N		24	/* operations per step */
 #define UR_BUFS		16
 #define UR_BUF_SIZE	64
+#define UR_SLEEPS	3		/* io_uring waits that sleep */
+#define UR_SLEEP_NS	20000000	/* each, at least (a timeout) */
 
 struct ur_counts {
 	struct satfeed_stream s[SATFEED_NR_STREAMS];
@@ -314,7 +320,9 @@ void test_uring(void)
 	ASSERT_EQ(b.s[1].not_socket - a.s[1].not_socket, UR_N / 2,
 		  "READ on a pipe: not_socket");
 
-	/* the wait: io_uring_enter with GETEVENTS, one poll sample each */
+	/* the wait: io_uring_enter with GETEVENTS.  A NOP completes while
+	 * the call submits it, so the call finds its completion without
+	 * sleeping: no wait, no waited time */
 	a = b;
 	waits = 0;
 	for (int i = 0; i < UR_N; i++) {
@@ -325,10 +333,39 @@ void test_uring(void)
 	}
 	ASSERT_EQ(waits, UR_N, "io_uring_submit_and_wait calls");
 	ASSERT_TRUE(ur_read(&p, slot, &b), "read streams");
-	ASSERT_EQ(b.s[2].calls - a.s[2].calls, UR_N,
-		  "io_uring_enter with GETEVENTS: one wait each");
+	if (u.cqring_wait) {
+		ASSERT_EQ(b.s[2].calls - a.s[2].calls, 0,
+			  "io_uring_enter that did not sleep: no wait");
+		ASSERT_EQ(b.s[2].wait_total_ns - a.s[2].wait_total_ns, 0,
+			  "io_uring_enter that did not sleep: no waited time");
+	} else {
+		ASSERT_EQ(b.s[2].calls - a.s[2].calls, UR_N,
+			  "no io_uring_cqring_wait: every io_uring_enter with GETEVENTS is a wait");
+	}
 	ASSERT_EQ(b.s[0].calls + b.s[1].calls - a.s[0].calls - a.s[1].calls,
 		  0, "NOP: neither send nor recv");
+
+	/* a timeout's completion is waited for: the call sleeps */
+	a = b;
+	waits = 0;
+	for (int i = 0; i < UR_SLEEPS; i++) {
+		struct __kernel_timespec ts = { .tv_nsec = UR_SLEEP_NS };
+
+		io_uring_prep_timeout(io_uring_get_sqe(&r), &ts, 0, 0);
+		if (io_uring_submit_and_wait(&r, 1) == 1)
+			waits++;
+		io_uring_cq_advance(&r, 1);
+	}
+	ASSERT_EQ(waits, UR_SLEEPS, "io_uring_submit_and_wait calls");
+	ASSERT_TRUE(ur_read(&p, slot, &b), "read streams");
+	ASSERT_EQ(b.s[2].calls - a.s[2].calls, UR_SLEEPS,
+		  "io_uring_enter that slept: one wait each");
+	ASSERT_TRUE(b.s[2].wait_total_ns - a.s[2].wait_total_ns >=
+		    (__u64)UR_SLEEPS * UR_SLEEP_NS,
+		    "io_uring waits that slept: waited %llu ns, want >= %llu",
+		    (unsigned long long)(b.s[2].wait_total_ns -
+					 a.s[2].wait_total_ns),
+		    (unsigned long long)UR_SLEEPS * UR_SLEEP_NS);
 
 	/* a child's ring: another process, not a target */
 	a = b;

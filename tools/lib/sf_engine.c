@@ -78,6 +78,9 @@ int sf_uring_probe(struct sf_uring_support *u, char *why, size_t len)
 	u->task_add = btf__find_by_name_kind(btf,
 					     "btf_trace_io_uring_task_add",
 					     BTF_KIND_TYPEDEF) > 0;
+	u->cqring_wait = btf__find_by_name_kind(btf,
+						"btf_trace_io_uring_cqring_wait",
+						BTF_KIND_TYPEDEF) > 0;
 	u->enter_fn = btf__find_by_name_kind(btf, SATFEED_SYSCALL_PREFIX
 					     "io_uring_enter",
 					     BTF_KIND_FUNC) > 0;
@@ -119,9 +122,33 @@ const char *sf_uring_ms_gap(const struct sf_uring_support *u)
 	return NULL;
 }
 
+const char *sf_uring_sleep_gap(const struct sf_uring_support *u)
+{
+	if (!u->tracepoints || u->cqring_wait)
+		return NULL;
+	return "this kernel has no io_uring_cqring_wait tracepoint: every io_uring_enter with GETEVENTS counts as a wait, also one that did not sleep";
+}
+
+/* io_uring is off for every process of the machine (kernel.io_uring_disabled
+ * 2, from 6.6): no ring can be made while the engine runs, unless an
+ * administrator turns it back on, when multishot receives go uncounted but
+ * for their last CQE until the engine is loaded again */
+static bool uring_disabled(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/io_uring_disabled", "r");
+	int v = 0;
+
+	if (!f)
+		return false;
+	if (fscanf(f, "%d", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v == 2;
+}
+
 int sf_engine_configure(struct satfeed_bpf *skel, __u32 window_shift,
-			__u64 max_age_ns, bool understudies, char *why,
-			size_t len)
+			__u64 max_age_ns, bool understudies, bool responses,
+			char *why, size_t len)
 {
 	struct sf_uring_support u;
 	int err;
@@ -142,13 +169,36 @@ int sf_engine_configure(struct satfeed_bpf *skel, __u32 window_shift,
 	skel->rodata->sc_index[SYS_io_uring_enter] =
 		SATFEED_SC_INDEX_URING_ENTER;
 #endif
-	/* the connections a target accepts (tp_btf mode) */
-	skel->rodata->sc_index[SYS_accept] = SATFEED_SC_INDEX_ACCEPT;
-	skel->rodata->sc_index[SYS_accept4] = SATFEED_SC_INDEX_ACCEPT;
+	skel->rodata->with_responses = responses;
+	if (responses) {
+		/* the connections a target accepts (tp_btf mode) */
+		skel->rodata->sc_index[SYS_accept] = SATFEED_SC_INDEX_ACCEPT;
+		skel->rodata->sc_index[SYS_accept4] = SATFEED_SC_INDEX_ACCEPT;
+	} else {
+		/* 427 KB of connections nobody follows */
+		err = bpf_map__set_max_entries(skel->maps.sf_conn, 1);
+		if (err) {
+			snprintf(why, len, "cannot size sf_conn: %s",
+				 strerror(-err));
+			return err;
+		}
+	}
 	err = sf_uring_probe(&u, why, len);
 	if (err)
 		return err;
 	skel->rodata->uring_ms_flag = u.ms_flag;
+	/* 394 KB at 4096 entries: only where a multishot receive can be
+	 * followed at all */
+	if (!u.tracepoints || !u.ms_flag || uring_disabled()) {
+		err = bpf_map__set_max_entries(skel->maps.sf_uring_ms, 1);
+		if (err) {
+			snprintf(why, len, "cannot size sf_uring_ms: %s",
+				 strerror(-err));
+			return err;
+		}
+	}
+	/* sf_engine_select() loads sf_uring_sleep where this holds */
+	skel->rodata->uring_sleep_seen = u.tracepoints && u.cqring_wait;
 	return 0;
 }
 
@@ -162,6 +212,8 @@ static int uring_select(struct bpf_program *prog, const char *name,
 	bool on = enter ? mode == SATFEED_ATTACH_FENTRY && u->enter_fn :
 		  !strcmp(name, "sf_uring_task_add") ?
 			  u->tracepoints && u->task_add && u->ms_flag :
+		  !strcmp(name, "sf_uring_sleep") ?
+			  u->tracepoints && u->cqring_wait :
 			  u->tracepoints;
 	int err;
 

@@ -8,7 +8,7 @@
  *
  *	skel = satfeed_bpf__open_opts(...);
  *	err = sf_engine_configure(skel, shift, max_age_ns, understudies,
- *				  why, len);
+ *				  responses, why, len);
  *	err = err ?: sf_engine_select(skel->obj, mode, understudies, why, len);
  *	err = err ?: satfeed_bpf__load(skel);
  *	err = err ?: sf_engine_attach(skel->skeleton, mode, why, len);
@@ -46,12 +46,14 @@ extern const int sf_nr_hooks;
  * engine's default), whether understudies run, the tp_btf mode's syscall
  * dispatch table (sc_index: io_uring_enter as the io_uring wait, accept
  * and accept4 as accepted connections) and this kernel's io_uring
- * multishot flag (sf_uring_probe).  Call between open and load.  0 or
+ * multishot flag (sf_uring_probe); responses false leaves out the response
+ * stream, service time and per-connection state (their streams stay
+ * empty, sf_conn takes one entry).  Call between open and load.  0 or
  * -errno with *why.
  */
 int sf_engine_configure(struct satfeed_bpf *skel, __u32 window_shift,
-			__u64 max_age_ns, bool understudies, char *why,
-			size_t len);
+			__u64 max_age_ns, bool understudies, bool responses,
+			char *why, size_t len);
 
 /*
  * Set which programs of the engine object load: those of attach mode
@@ -83,6 +85,8 @@ struct sf_uring_support {
 				 * armed before it was watched is found at
 				 * its next poll wake-up */
 	bool enter_fn;		/* __<arch>_sys_io_uring_enter (fentry mode) */
+	bool cqring_wait;	/* io_uring_cqring_wait: an io_uring wait
+				 * counts only when it sleeps */
 	__u64 ms_flag;		/* REQ_F_APOLL_MULTISHOT, 0: not found */
 };
 
@@ -95,6 +99,14 @@ int sf_uring_probe(struct sf_uring_support *u, char *why, size_t len);
  * every CQE with data is counted (or io_uring is not there at all).
  */
 const char *sf_uring_ms_gap(const struct sf_uring_support *u);
+
+/*
+ * The same for io_uring waits: a kernel without the io_uring_cqring_wait
+ * tracepoint counts every io_uring_enter with GETEVENTS as a wait, also
+ * one that found its completions without sleeping; NULL where it has it
+ * (or io_uring is not there at all).
+ */
+const char *sf_uring_sleep_gap(const struct sf_uring_support *u);
 
 /*
  * Start the engine's age timer (bpf/satfeed_age.bpf.h), after the attach:

@@ -48,7 +48,7 @@ static const struct pin_shape shapes[] = {
 	  sizeof(__u64), sizeof(struct satfeed_index), 1 },
 	{ SATFEED_PIN_VERDICT, FD_OFF(verdict_fd), BPF_MAP_TYPE_ARRAY,
 	  sizeof(__u32), sizeof(struct satfeed_verdict), 1 },
-	{ SATFEED_PIN_DISCOVER, FD_OFF(discover_fd), BPF_MAP_TYPE_ARRAY,
+	{ SATFEED_PIN_DISCOVER, FD_OFF(discover_fd), BPF_MAP_TYPE_HASH,
 	  sizeof(__u32), sizeof(struct satfeed_discover), 1 },
 	{ SATFEED_PIN_RULES, FD_OFF(rules_fd), BPF_MAP_TYPE_ARRAY,
 	  sizeof(__u32), sizeof(struct satfeed_rules_slot), 1 },

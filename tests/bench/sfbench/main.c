@@ -87,6 +87,8 @@ static void usage(FILE *f)
 "  --targets N       satfeed targets, the traced worker included (default 64)\n"
 "  --understudy WHEN satfeed-loader --understudy WHEN for satfeed: auto, on or\n"
 "                    off (default: the loader's default, auto)\n"
+"  --no-responses    satfeed-loader --no-responses: satfeed without the response\n"
+"                    stream, service time and per-connection state\n"
 "  --loader PATH     satfeed-loader (default build/satfeed-loader)\n"
 "  --ctl PATH        satfeedctl (default build/satfeedctl)\n"
 "  --bpffs DIR       private pin root (default /sys/fs/bpf/sfbench-PID; no dots:\n"
@@ -123,6 +125,7 @@ int main(int argc, char **argv)
 		{ "bpftrace-wait", required_argument, NULL, 'W' },
 		{ "attach", required_argument, NULL, 'a' },
 		{ "understudy", required_argument, NULL, 'U' },
+		{ "no-responses", no_argument, NULL, 'N' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -211,6 +214,9 @@ int main(int argc, char **argv)
 				msg("--bpftrace-wait: 1 to 3600 seconds");
 				return 2;
 			}
+			break;
+		case 'N':
+			o.no_responses = true;
 			break;
 		case 'U':
 			if (strcmp(optarg, "auto") && strcmp(optarg, "on") &&

@@ -35,8 +35,9 @@ int satfeed_load(void)
 {
 	const char *load[] = { o.loader, "--bpffs", o.root, "--attach",
 			       attach_name[o.attach], "--understudy",
-			       o.understudy ? o.understudy : "auto", "load",
-			       NULL };
+			       o.understudy ? o.understudy : "auto",
+			       o.no_responses ? "--no-responses" : "load",
+			       o.no_responses ? "load" : NULL, NULL };
 	char name[64], pid[16];
 
 	if (run_cmd(load))

@@ -120,6 +120,7 @@ struct opts {
 	const char *loader;
 	const char *ctl;
 	const char *understudy;	/* satfeed-loader --understudy, NULL: its default */
+	bool no_responses;	/* satfeed-loader --no-responses */
 	char root[128];
 	const char *results;
 	const char *raw;
