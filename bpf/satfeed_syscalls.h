@@ -136,7 +136,7 @@
  */
 #define SATFEED_URING_PROG_NAMES \
 	"sf_uring_complete", "sf_uring_submit", "sf_uring_task_add", \
-	"sf_uring_enter_e", "sf_uring_enter_x"
+	"sf_uring_enter_e", "sf_uring_enter_x", "sf_uring_sleep"
 /* tp_btf mode: the sc_index value of io_uring_enter (not a table entry):
  * like a syscall's, its sc_mask bit + 1 */
 #define SATFEED_SC_INDEX_URING_ENTER	(SATFEED_SC_URING_BIT(WAIT) + 1)
