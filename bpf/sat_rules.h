@@ -284,7 +284,8 @@ struct satfeed_sat_tick {
 
 /*
  * A tick (t): record the idle share and the service time, and evaluate the
- * rules r (as stored).  Returns 1 when the state changed, else 0.
+ * rules r (as stored), unless the target is quiet (satfeed_sat_quiet()).
+ * Returns 1 when the state changed, else 0.
  */
 static __always_inline int
 satfeed_sat_tick(struct satfeed_verdict *v, const struct satfeed_sat_rules *r,
@@ -310,6 +311,12 @@ satfeed_sat_tick(struct satfeed_verdict *v, const struct satfeed_sat_rules *r,
 				v->svc_base_ns = m;
 		}
 		v->seen |= SATFEED_SAT_SEEN_SVC;
+	}
+	/* quiet holds until the target is active again (the engine clears
+	 * quiet_ns) or a window's evaluation ends it */
+	if ((v->why & SATFEED_SAT_WHY_QUIET) && v->quiet_ns) {
+		v->updated_ns = t->now;
+		return 0;
 	}
 	return satfeed_sat_eval(v, &eff, t->now);
 }

@@ -303,7 +303,13 @@ static void test_svc(void)
 	/* quiet: the average restarts from the baseline */
 	ASSERT_EQ(satfeed_sat_quiet(&v, now), 1, "quiet leaves full");
 	ASSERT_EQ(v.svc_avg_ns, v.svc_base_ns, "average back to the base");
+	v.quiet_ns = now;
+	ASSERT_EQ(tick(&r, 1, 0, 0), SATFEED_SAT_OK,
+		  "a tick while quiet: no evaluation");
+	ASSERT_EQ(v.why, SATFEED_SAT_WHY_QUIET, "still quiet");
+	v.quiet_ns = 0;
 	ASSERT_EQ(tick(&r, 1, 1000, 0), SATFEED_SAT_OK, "ok after quiet");
+	ASSERT_EQ(v.why, 0, "active again: the rules judge");
 	/* huge means: no overflow (capped at 2^53 ns) */
 	fresh();
 	tick(&zero, 1, 1000, 1);
