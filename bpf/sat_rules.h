@@ -284,7 +284,8 @@ struct satfeed_sat_tick {
 
 /*
  * A tick (t): record the idle share and the service time, and evaluate the
- * rules r (as stored).  Returns 1 when the state changed, else 0.
+ * rules r (as stored), unless the target is quiet (satfeed_sat_quiet()).
+ * Returns 1 when the state changed, else 0.
  */
 static __always_inline int
 satfeed_sat_tick(struct satfeed_verdict *v, const struct satfeed_sat_rules *r,
@@ -311,14 +312,22 @@ satfeed_sat_tick(struct satfeed_verdict *v, const struct satfeed_sat_rules *r,
 		}
 		v->seen |= SATFEED_SAT_SEEN_SVC;
 	}
+	/* quiet holds until the target is active again (the engine clears
+	 * quiet_ns) or a window's evaluation ends it */
+	if ((v->why & SATFEED_SAT_WHY_QUIET) && v->quiet_ns) {
+		v->updated_ns = t->now;
+		return 0;
+	}
 	return satfeed_sat_eval(v, &eff, t->now);
 }
 
 /*
  * The target had no send or receive for the age bound (satfeed.h,
  * SATFEED_MAX_AGE_NS_DEFAULT) at time now: it serves nothing, so it is not
- * saturated.  why becomes SATFEED_SAT_WHY_QUIET, a NEAR or FULL state OK
- * (UNKNOWN stays), and the smoothed waits per send start over from 1000
+ * saturated.  why becomes SATFEED_SAT_WHY_QUIET, a NEAR or FULL state OK,
+ * and so does UNKNOWN once a send or receive window closed (ABI 5: a
+ * target that served and stopped before a tick could judge it is not
+ * saturated either), and the smoothed waits per send start over from 1000
  * (one wait per send: a server at low load) and the service time from its
  * baseline, so that a poll window closing
  * during the pause does not bring the old state back and a burst after it
@@ -335,7 +344,9 @@ static __always_inline int satfeed_sat_quiet(struct satfeed_verdict *v,
 	if (v->seen & SATFEED_SAT_SEEN_SVC)
 		v->svc_avg_ns = v->svc_base_ns;
 	v->updated_ns = now;
-	if (v->state != SATFEED_SAT_NEAR && v->state != SATFEED_SAT_FULL)
+	if (v->state == SATFEED_SAT_OK ||
+	    (v->state == SATFEED_SAT_UNKNOWN &&
+	     !(v->seen & (SATFEED_SAT_SEEN_SEND | SATFEED_SAT_SEEN_RECV))))
 		return 0;
 	v->state = SATFEED_SAT_OK;
 	v->since_ns = now;

@@ -399,9 +399,8 @@ ROW=$(printf '%s\n' "$OUT" | grep "^pid $T ")
 ASSERT_MATCH "show: WPS is the verdict's wps_avg, after its state" \
 	"^pid $T python3 +$(jget "$J" '"%s +%d" % (j["targets"][0]["saturation"]["state"], j["targets"][0]["saturation"]["wps_avg_permille"])') " \
 	"$ROW"
-ASSERT_EQ "show: the state is what WPS makes it (default rules: 150, 30)" \
-	"$(jget "$J" '(lambda w: "full" if w < 30 else "near" if w < 150 else "ok")(j["targets"][0]["saturation"]["wps_avg_permille"])')" \
-	"$(jget "$J" 'j["targets"][0]["saturation"]["state"]')"
+ASSERT_EQ "show: quiet, the state is ok with the reason quiet" "ok quiet" \
+	"$(jget "$J" '"%s %s" % (j["targets"][0]["saturation"]["state"], ",".join(j["targets"][0]["saturation"]["reasons"]))')"
 
 ASSERT_OK "remove --pid" "$CTL" remove --pid "$T"
 ASSERT_MATCH "remove: message" "removed 1 target" "$OUT"

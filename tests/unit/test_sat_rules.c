@@ -285,10 +285,31 @@ static void test_svc(void)
 	ASSERT_EQ(v.why, SATFEED_SAT_WHY_SVC_NEAR | SATFEED_SAT_WHY_SVC_FULL |
 			 SATFEED_SAT_WHY_IDLE_NEAR | SATFEED_SAT_WHY_IDLE_FULL,
 		  "why both");
+	/* quiet: unknown stays unknown until a send or recv window closed,
+	 * then becomes ok */
+	fresh();
+	ASSERT_EQ(satfeed_sat_quiet(&v, now), 0, "quiet, nothing seen: no change");
+	ASSERT_EQ(v.state, SATFEED_SAT_UNKNOWN, "quiet, nothing seen: unknown");
+	ASSERT_EQ(win(&zero, SEND, 0, 0, 0), SATFEED_SAT_UNKNOWN,
+		  "a send window, no rule can judge it");
+	ASSERT_EQ(satfeed_sat_quiet(&v, now), 1, "quiet after sends: a change");
+	ASSERT_EQ(v.state, SATFEED_SAT_OK, "quiet after sends: ok");
+	ASSERT_EQ(v.why, SATFEED_SAT_WHY_QUIET, "why quiet");
+	ASSERT_EQ(satfeed_sat_quiet(&v, now), 0, "quiet again: no change");
+	fresh();
+	tick(&r, 1, 1000, 1000);
+	v.svc_avg_ns = 4001;
+	ASSERT_EQ(tick(&r, 1, 1000, 0), SATFEED_SAT_FULL, "full again");
 	/* quiet: the average restarts from the baseline */
 	ASSERT_EQ(satfeed_sat_quiet(&v, now), 1, "quiet leaves full");
 	ASSERT_EQ(v.svc_avg_ns, v.svc_base_ns, "average back to the base");
+	v.quiet_ns = now;
+	ASSERT_EQ(tick(&r, 1, 0, 0), SATFEED_SAT_OK,
+		  "a tick while quiet: no evaluation");
+	ASSERT_EQ(v.why, SATFEED_SAT_WHY_QUIET, "still quiet");
+	v.quiet_ns = 0;
 	ASSERT_EQ(tick(&r, 1, 1000, 0), SATFEED_SAT_OK, "ok after quiet");
+	ASSERT_EQ(v.why, 0, "active again: the rules judge");
 	/* huge means: no overflow (capped at 2^53 ns) */
 	fresh();
 	tick(&zero, 1, 1000, 1);

@@ -17,8 +17,8 @@ server's event-loop shape.
   UNKNOWN  until an idle share or a service mean is known
   FULL     idle < IDLE_FULL or svc > SVC_FULL
   NEAR     idle < IDLE_NEAR or svc > SVC_NEAR
-  OK       otherwise; and OK while the engine says quiet (the average
-           restarts at the base)
+  OK       otherwise; and OK while the engine says quiet, once a send or
+           receive window closed (the average restarts at the base)
 
 The engine moves the service average at each tick (every max-age / 2) with
 the newest window then; this reference sees the windows only when it reads
@@ -145,7 +145,9 @@ class Rule:
         if "quiet" in (sat.get("reasons") or []):
             if self.svc_base is not None:
                 self.svc_avg = self.svc_base
-            if self.state != UNKNOWN:
+            # ok once a send or receive window closed (judged or not)
+            if self.state != UNKNOWN or t["send"]["seq"] or \
+                    (t.get("recv") or {}).get("seq"):
                 self.state = OK
             return
         svc = (1000 * self.svc_avg // self.svc_base
