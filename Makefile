@@ -68,8 +68,6 @@ SF_LIB_DIR := tools/lib
 include $(SF_LIB_DIR)/lib.mk
 LIB_OBJ := $(patsubst %.c,$(OUTPUT)/%.o,$(SF_LIB_SRCS))
 LIBSATFEED := $(OUTPUT)/libsatfeed.a
-# satfeedctl export: the exposition, the textfile and the loop; the HTTP side
-EXPORT_OBJ := $(addprefix $(OUTPUT)/,sf_export.o sf_export_http.o)
 # the engine's program selection and attach order, and the understudy
 # decision: linked into what loads the engine itself (loader, kernel tests)
 ENGINE_OBJ := $(patsubst %.c,$(OUTPUT)/%.o,$(SF_ENGINE_SRCS))
@@ -112,10 +110,6 @@ $(OUTPUT)/%.o: tools/lib/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(OUTPUT)/%.o: tools/%.c | $(OUTPUT)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
-
 # sf_test.h, the selftests-style checks, lives with the kernel tests and
 # serves the unit test too
 $(OUTPUT)/%.o: tests/unit/%.c | $(OUTPUT)
@@ -157,7 +151,8 @@ $(OUTPUT)/loader-objs/%.o: loader/%.c | $(OUTPUT)/loader-objs
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-# satfeedctl, one file per concern; its objects in a folder of their own
+# satfeedctl, one file per concern, its exporter among them (export*.c,
+# metrics*.c); its objects in a folder of their own
 SATFEEDCTL_SRCS := $(wildcard tools/satfeedctl/*.c)
 SATFEEDCTL_OBJS := $(patsubst tools/satfeedctl/%.c,$(OUTPUT)/satfeedctl-objs/%.o,$(SATFEEDCTL_SRCS))
 
@@ -200,7 +195,7 @@ $(OUTPUT)/satfeed-loader: $(LOADER_OBJS) $(ENGINE_OBJ) $(LIBSATFEED)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_BPF) -o $@
 
-$(OUTPUT)/satfeedctl: $(SATFEEDCTL_OBJS) $(EXPORT_OBJ) $(LIBSATFEED)
+$(OUTPUT)/satfeedctl: $(SATFEEDCTL_OBJS) $(LIBSATFEED)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lm -o $@
 
@@ -328,7 +323,7 @@ uninstall:
 		  $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(UNITS))
 
 # the C sources `format` rewrites and `check-format` checks
-FORMAT_SRCS = $(wildcard bpf/*.[ch] loader/*.[ch] tools/*.[ch] tools/lib/*.[ch] \
+FORMAT_SRCS = $(wildcard bpf/*.[ch] loader/*.[ch] tools/lib/*.[ch] \
 		tools/satfeedctl/*.[ch] tools/workload/*.[ch] \
 		tools/workload/*/*.[ch] tests/*/*.[ch] tests/*/progs/*.[ch])
 

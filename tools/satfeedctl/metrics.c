@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * sf_metrics.c - the Prometheus exposition of satfeed's windows
- * (sf_metrics.h).
+ * metrics.c - the Prometheus exposition of satfeed's windows
+ * (metrics.h).
  *
  * Every figure is an exact integer in the maps; it is printed as that
  * integer over a power of ten ("%llu.%09llu" for nanoseconds as seconds), a
  * decimal that a parser rounds once, to the double nearest the exact value.
  * A family's samples must be contiguous in both formats, so the targets are
  * read first, a reading each (sf_reading.h), then written family by family
- * (the targets' families: sf_metrics_targets.c; the engine's and the
+ * (the targets' families: metrics_targets.c; the engine's and the
  * programs' here).
  */
 #define _GNU_SOURCE
@@ -20,8 +20,8 @@
 #include <time.h>
 #include "sf_common.h"
 #include "sf_escape.h"
-#include "sf_metrics.h"
-#include "sf_metrics_int.h"
+#include "metrics.h"
+#include "metrics_int.h"
 #include "sf_pins.h"
 #include "sf_root.h"
 #include "sf_progstats.h"
