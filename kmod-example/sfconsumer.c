@@ -40,7 +40,7 @@
 #include "sf_common.h"
 #include "sf_consumer.h"
 #include "sf_pins.h"
-#include "sf_saferoot.h"
+#include "sf_root_unpin.h"
 #include "sfconsumer.h"
 
 const char *const push_names[] = { "auto", "fentry", "freplace", "none" };
@@ -135,7 +135,7 @@ static bool consumer_pin_name(const char *name)
 }
 
 /*
- * Remove our pins, and nothing else, from our pin directory (sf_saferoot.h).
+ * Remove our pins, and nothing else, from our pin directory (sf_root_unpin.h).
  * Returns 0 when the directory is gone, -ENOENT when there was none, another
  * -errno (reported) otherwise; *removed counts the pins removed.
  */

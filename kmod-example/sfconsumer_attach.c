@@ -24,7 +24,7 @@
 #include "satfeed_consumer.h"
 #include "sf_consumer.h"
 #include "sf_pins.h"
-#include "sf_saferoot.h"
+#include "sf_root_unpin.h"
 #include "sfconsumer.h"
 
 static const unsigned char consumer_obj[] = {

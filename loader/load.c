@@ -19,7 +19,7 @@
 #include "sf_engine.h"
 #include "sf_preempt.h"
 #include "sf_root.h"
-#include "sf_saferoot.h"
+#include "sf_root_unpin.h"
 #include "loader.h"
 #include "satfeed.skel.h"
 
