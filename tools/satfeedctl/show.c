@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sf_common.h"
-#include "sf_figures.h"
 #include "sf_reading.h"
 #include "sf_pins.h"
 #include "sf_root.h"
