@@ -181,11 +181,7 @@ struct sf_reading {
 static inline const struct sf_reading_stream *
 sf_reading_stream(const struct sf_reading *r, __u32 stream)
 {
-	if (stream == SATFEED_STREAM_RESP)
-		return &r->resp;
-	if (stream == SATFEED_STREAM_SVC)
-		return &r->svc;
-	return &r->s[stream];
+	return SF_STREAM_MEMBER(r, s, stream);
 }
 
 /*
