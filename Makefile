@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
 # satfeed build.  Out of tree in $(OUTPUT) (default build/), quiet unless V=1.
-#   make            build build/satfeed-loader and build/satfeedctl
+#   make            build build/satfeed-loader and build/satfeedctl, the
+#                   workload tools, and kmod-example's user space and BPF
+#                   (build/kmod-example/: sfconsumer, test_policy; the
+#                   module itself: make -C kmod-example module)
 #   make run        install deps, build, run the built-in demo (PID=<pid> to
 #                   watch that process instead)
 #   make test       install deps, build, run every test (the CI run)
@@ -50,7 +53,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps run test check vm-test vm-scx validate bench bench-scx check-fresh install uninstall \
+.PHONY: all kmod-example deps run test check vm-test vm-scx validate bench bench-scx check-fresh install uninstall \
 	clean format check-format
 
 PROGS := $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl \
@@ -72,7 +75,17 @@ LIBSATFEED := $(OUTPUT)/libsatfeed.a
 # decision: linked into what loads the engine itself (loader, kernel tests)
 ENGINE_OBJ := $(patsubst %.c,$(OUTPUT)/%.o,$(SF_ENGINE_SRCS))
 
-all: $(PROGS)
+all: $(PROGS) kmod-example
+
+# kmod-example's sfconsumer (with its BPF skeletons) and the policy's unit
+# test, by its own Makefile, which builds them with libsatfeed's sources
+# (tools/lib/lib.mk); the module needs a kernel build tree (KDIR) and is
+# built by the guest pipelines (tests/vm/run.sh)
+kmod-example:
+	$(call msg,MAKE,kmod-example)
+	$(Q)$(MAKE) --no-print-directory $(if $(Q),-s) -C kmod-example user \
+		KMOD_OUT=$(abspath $(OUTPUT))/kmod-example CC=$(CC) \
+		CLANG=$(CLANG) LLVM_STRIP=$(LLVM_STRIP) BPFTOOL=$(BPFTOOL)
 
 # --version names the commit it was built from (when built from git)
 GIT_DESC := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
