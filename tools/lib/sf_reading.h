@@ -157,7 +157,7 @@ struct sf_reading_stream {
 				 * a quiet window (which zeroes the
 				 * stream's), that window's start_ns */
 	struct satfeed_window newest;	/* valid when published */
-	struct sf_figures f;	/* what a reader shows (sf_reading.h) */
+	struct sf_figures f;	/* what a reader shows (sf_stream_figures()) */
 };
 
 struct sf_reading {
