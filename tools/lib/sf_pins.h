@@ -176,9 +176,10 @@ struct sf_target_view {
  * svc, else arr[stream].  The one mapping of the streams a view holds, and
  * a reading (sf_reading_stream()) of them.
  */
-#define SF_STREAM_MEMBER(h, arr, stream)				\
-	((stream) == SATFEED_STREAM_RESP ? &(h)->resp :			\
-	 (stream) == SATFEED_STREAM_SVC ? &(h)->svc : &(h)->arr[(stream)])
+#define SF_STREAM_MEMBER(h, arr, stream)                \
+	((stream) == SATFEED_STREAM_RESP ? &(h)->resp : \
+	 (stream) == SATFEED_STREAM_SVC	 ? &(h)->svc :  \
+					   &(h)->arr[(stream)])
 
 /* Stream `stream` (enum satfeed_stream_id, RESP or SVC) of a view. */
 static inline const struct satfeed_stream *
