@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
 # satfeed build.  Out of tree in $(OUTPUT) (default build/), quiet unless V=1.
-#   make            build build/satfeed-loader and build/satfeedctl
+#   make            build build/satfeed-loader and build/satfeedctl, the
+#                   workload tools, and kmod-example's user space and BPF
+#                   (build/kmod-example/: sfconsumer, test_policy; the
+#                   module itself: make -C kmod-example module)
 #   make run        install deps, build, run the built-in demo (PID=<pid> to
 #                   watch that process instead)
 #   make test       install deps, build, run every test (the CI run)
@@ -50,7 +53,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps run test check vm-test vm-scx validate bench bench-scx check-fresh install uninstall \
+.PHONY: all kmod-example deps run test check vm-test vm-scx validate bench bench-scx check-fresh install uninstall \
 	clean format check-format
 
 PROGS := $(OUTPUT)/satfeed-loader $(OUTPUT)/satfeedctl \
@@ -68,13 +71,21 @@ SF_LIB_DIR := tools/lib
 include $(SF_LIB_DIR)/lib.mk
 LIB_OBJ := $(patsubst %.c,$(OUTPUT)/%.o,$(SF_LIB_SRCS))
 LIBSATFEED := $(OUTPUT)/libsatfeed.a
-# satfeedctl export: the exposition, the textfile and the loop; the HTTP side
-EXPORT_OBJ := $(addprefix $(OUTPUT)/,sf_export.o sf_export_http.o)
 # the engine's program selection and attach order, and the understudy
 # decision: linked into what loads the engine itself (loader, kernel tests)
 ENGINE_OBJ := $(patsubst %.c,$(OUTPUT)/%.o,$(SF_ENGINE_SRCS))
 
-all: $(PROGS)
+all: $(PROGS) kmod-example
+
+# kmod-example's sfconsumer (with its BPF skeletons) and the policy's unit
+# test, by its own Makefile, which builds them with libsatfeed's sources
+# (tools/lib/lib.mk); the module needs a kernel build tree (KDIR) and is
+# built by the guest pipelines (tests/vm/run.sh)
+kmod-example:
+	$(call msg,MAKE,kmod-example)
+	$(Q)$(MAKE) --no-print-directory $(if $(Q),-s) -C kmod-example user \
+		KMOD_OUT=$(abspath $(OUTPUT))/kmod-example CC=$(CC) \
+		CLANG=$(CLANG) LLVM_STRIP=$(LLVM_STRIP) BPFTOOL=$(BPFTOOL)
 
 # --version names the commit it was built from (when built from git)
 GIT_DESC := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
@@ -111,10 +122,6 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 $(OUTPUT)/%.o: tools/lib/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
-
-$(OUTPUT)/%.o: tools/%.c | $(OUTPUT)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -pthread -c $< -o $@
 
 # sf_test.h, the selftests-style checks, lives with the kernel tests and
 # serves the unit test too
@@ -157,7 +164,8 @@ $(OUTPUT)/loader-objs/%.o: loader/%.c | $(OUTPUT)/loader-objs
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-# satfeedctl, one file per concern; its objects in a folder of their own
+# satfeedctl, one file per concern, its exporter among them (export*.c,
+# metrics*.c); its objects in a folder of their own
 SATFEEDCTL_SRCS := $(wildcard tools/satfeedctl/*.c)
 SATFEEDCTL_OBJS := $(patsubst tools/satfeedctl/%.c,$(OUTPUT)/satfeedctl-objs/%.o,$(SATFEEDCTL_SRCS))
 
@@ -200,7 +208,7 @@ $(OUTPUT)/satfeed-loader: $(LOADER_OBJS) $(ENGINE_OBJ) $(LIBSATFEED)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_BPF) -o $@
 
-$(OUTPUT)/satfeedctl: $(SATFEEDCTL_OBJS) $(EXPORT_OBJ) $(LIBSATFEED)
+$(OUTPUT)/satfeedctl: $(SATFEEDCTL_OBJS) $(LIBSATFEED)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lm -o $@
 
@@ -328,7 +336,7 @@ uninstall:
 		  $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(UNITS))
 
 # the C sources `format` rewrites and `check-format` checks
-FORMAT_SRCS = $(wildcard bpf/*.[ch] loader/*.[ch] tools/*.[ch] tools/lib/*.[ch] \
+FORMAT_SRCS = $(wildcard bpf/*.[ch] loader/*.[ch] tools/lib/*.[ch] \
 		tools/satfeedctl/*.[ch] tools/workload/*.[ch] \
 		tools/workload/*/*.[ch] tests/*/*.[ch] tests/*/progs/*.[ch])
 

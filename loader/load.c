@@ -3,7 +3,7 @@
  * load.c - `satfeed-loader load` and `load --replace`: under the root lock,
  * retire what a killed run left, refuse a root that holds an engine (unless
  * --replace), start the engine in the cheapest attach mode that works,
- * carry the old engine's targets over (sf_carry.h), pin everything into the
+ * carry the old engine's targets over (carry.h), pin everything into the
  * swap directory and swap it in (swap.c).  It is the order of those steps,
  * and what each failure leaves, that this file holds; the steps themselves
  * are engine.c's, swap.c's and libsatfeed's.
@@ -14,12 +14,12 @@
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
-#include "sf_carry.h"
+#include "carry.h"
 #include "sf_common.h"
 #include "sf_engine.h"
 #include "sf_preempt.h"
 #include "sf_root.h"
-#include "sf_saferoot.h"
+#include "sf_root_unpin.h"
 #include "loader.h"
 #include "satfeed.skel.h"
 

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "sf_preempt.h"
-#include "sf_saferoot.h"
+#include "sf_root_unpin.h"
 
 #define PROG "satfeed-loader"
 
@@ -69,7 +69,7 @@ int write_info(struct satfeed_bpf *skel, __u32 mode);
 extern char swap_path[PATH_MAX];
 
 /*
- * Open ROOT if it exists and can be trusted (sf_saferoot.h).  Returns 0,
+ * Open ROOT if it exists and can be trusted (sf_root_unpin.h).  Returns 0,
  * -ENOENT when there is none, or another -errno after saying why.
  */
 int open_root(struct sf_saferoot *r);

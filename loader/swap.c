@@ -6,7 +6,7 @@
  * unload removes exactly those, and a failed load removes whatever it had
  * pinned before it returns: /sys/fs/bpf is left as it was found.  Both touch
  * only a root that nobody but root can write to, never follow a symlink, and
- * report anything else they find there (sf_saferoot.h).
+ * report anything else they find there (sf_root_unpin.h).
  *
  * Both hold the root lock for their whole run and go through the swap
  * directory (sf_root.h): a load pins into it and renames it over the root as
@@ -29,7 +29,7 @@
 #include "sf_engine.h"
 #include "sf_pins.h"
 #include "sf_root.h"
-#include "sf_saferoot.h"
+#include "sf_root_unpin.h"
 #include "loader.h"
 #include "satfeed.skel.h"
 
@@ -46,7 +46,7 @@ static void pin_path(char *buf, size_t len, const char *sub, const char *name)
 }
 
 /*
- * Open ROOT if it exists and can be trusted (sf_saferoot.h).  Returns 0,
+ * Open ROOT if it exists and can be trusted (sf_root_unpin.h).  Returns 0,
  * -ENOENT when there is none, or another -errno after saying why.
  */
 int open_root(struct sf_saferoot *r)
@@ -160,7 +160,7 @@ int pin_everything(struct satfeed_bpf *skel)
 			continue;
 		/* what unload would not recognise, load must not pin */
 		if (!sf_engine_prog_name(name)) {
-			sf_msg("program %s is missing from the engine's pin names (sf_saferoot.c)",
+			sf_msg("program %s is missing from the engine's pin names (sf_root_unpin.c)",
 				name);
 			return -EINVAL;
 		}

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include "sf_common.h"
 #include "sf_root.h"
-#include "sf_saferoot.h"
+#include "sf_root_unpin.h"
 #include "loader.h"
 
 int cmd_unload(void)

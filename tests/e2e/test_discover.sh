@@ -318,10 +318,7 @@ start_prefork() {
 		sf_bg python3 "$PREFORK" serve "$SF_TMP/$1.port" 2
 	fi
 	MASTER=$BG_PID
-	for _ in $(seq 1 50); do
-		[ -s "$SF_TMP/$1.port" ] && break
-		sleep 0.1
-	done
+	sf_wait_file "$SF_TMP/$1.port"
 	PPORT=$(cat "$SF_TMP/$1.port" 2>/dev/null)
 	WORKERS=$(cat /proc/$MASTER/task/*/children 2>/dev/null | tr ' ' '\n' | grep . | sort -n | tr '\n' ' ' | sed 's/ $//')
 	[ -n "$PPORT" ] && [ "$(wc -w <<<"$WORKERS")" = 2 ]

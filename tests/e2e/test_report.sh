@@ -166,7 +166,7 @@ ASSERT_RC "check as nobody: no counts (they need root)" 4 \
 ASSERT_NOMATCH "check as nobody: no skipped-runs line" "skipped runs" "$OUT"
 
 sf_traffic_stop
-# unload removes satfeed's own pins only (sf_saferoot): the test takes its
+# unload removes satfeed's own pins only (sf_root_unpin.c): the test takes its
 # planted program away itself
 ASSERT_OK "unpin the test program" \
 	rm "$SF_PIN_ROOT/progs/sf_recursion" "$SF_PIN_ROOT/links/sf_recursion" \

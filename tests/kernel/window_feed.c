@@ -11,8 +11,7 @@
  */
 #include "test_kernel.h"
 #include "sat_rules.h"
-
-typedef unsigned __int128 u128;
+#include "sf_ref.h"
 
 static __u32 sat32(u128 v)
 {
@@ -99,18 +98,6 @@ static void feed_count(struct satfeed_test_bpf *feeder, __u32 slot,
 	feeder->bss->sf_test_in.count = 1;
 	feeder->bss->sf_test_in.value = (__u64)ret;
 	syscall(SYS_getppid);
-}
-
-/* The share of span that sum is, as the contract defines it. */
-static __u32 ref_share(__u64 sum, __u64 start, __u64 end)
-{
-	u128 q;
-
-	if (end <= start)
-		return 0;
-	/* fed here without a thread (one), at most 1000 (satfeed.h) */
-	q = (u128)sum * 1000 / (end - start);
-	return q > 1000 ? 1000 : (__u32)q;
 }
 
 /*

@@ -4,21 +4,29 @@
 # the RPS fidelity run, RPS_obs against the generator's achieved rate.  Part
 # of tests/lib.sh; needs check.sh.
 
+# sf_wait_file FILE: wait up to 5 s for FILE to hold something (the port
+# file a server writes once it listens); 1 if it never does
+sf_wait_file() {
+	local _
+	for _ in $(seq 1 50); do
+		[ -s "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # sf_sfserver LOG [sfserver options]: start the bundled server (sf_bg) on a
 # port it chooses (--port 0, told through LOG.port), its output in LOG.  Its
 # pid in SRV, its port in SRV_PORT.  Returns 1 when it told no port within
 # 5 s or is gone.
 sf_sfserver() {
-	local log=$1 portf=$1.port _
+	local log=$1 portf=$1.port
 	shift
 	rm -f "$portf"
 	sf_bg "$SFSERVER" --port 0 --port-file "$portf" --quiet "$@" \
 		>"$log" 2>&1
 	SRV=$BG_PID
-	for _ in $(seq 1 50); do
-		[ -s "$portf" ] && break
-		sleep 0.1
-	done
+	sf_wait_file "$portf"
 	SRV_PORT=$(cat "$portf" 2>/dev/null)
 	[ -n "$SRV_PORT" ] && kill -0 "$SRV" 2>/dev/null
 }

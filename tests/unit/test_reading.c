@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * test_reading.c - the figures a reader shows (tools/lib/sf_figures.c) and
- * the one reading built from them (tools/lib/sf_reading.c), exactly:
+ * test_reading.c - the figures a reader shows and the one reading built
+ * from them (tools/lib/sf_reading.c), exactly:
  *
  *  - a partial window's mean, variance, dispersion and rate, from the
  *    running sums, against references computed from the samples
@@ -24,7 +24,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "sf_figures.h"
 #include "sf_reading.h"
 #include "sf_test.h"
 

@@ -13,9 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "window_math.h"
+#include "sf_ref.h"
 #include "sf_test.h"
-
-typedef unsigned __int128 u128;
 
 #define MAX_N (1U << SATFEED_WINDOW_SHIFT_MAX)
 
@@ -70,18 +69,6 @@ static void reference(const __u64 *x, const __u64 *rq, __u32 n,
 	/* the same from the centred sum: N*S2 - S1^2 = sum((N*x - S1)^2) / N */
 	cv2b = s1 ? sat32(1000 * (centred / n) / (s1 * s1)) : 0;
 	ASSERT_EQ(cv2b, r->cv2, "cv2 reference formulas agree");
-}
-
-/* The share of span that sum is, as the contract defines it (no thread
- * counted: one), at most 1000. */
-static __u32 ref_share(__u64 sum, __u64 start, __u64 end)
-{
-	u128 q;
-
-	if (end <= start)
-		return 0;
-	q = (u128)sum * 1000 / (end - start);
-	return q > 1000 ? 1000 : (__u32)q;
 }
 
 /* How far apart successive events are, relative to their samples. */

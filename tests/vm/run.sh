@@ -115,7 +115,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 	vm_log "no engine binaries (${missing[*]}): module-only run"
 	APPEND="$APPEND SF_REQUIRE_ENGINE=0"
 fi
-FILES=(-f "$ROOT/kmod-example/satfeed_consumer.ko:/lib/satfeed/"
+FILES=(-f "$ROOT/kmod-example/module/satfeed_consumer.ko:/lib/satfeed/"
        -f "$ROOT/tests/vm/guest/checks.sh:/checks.sh")
 [ -n "$ENGINE_TEST" ] && FILES+=(-f "$ENGINE_TEST:/engine-test.sh")
 

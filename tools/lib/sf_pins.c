@@ -586,7 +586,7 @@ int sf_rules_write(const struct sf_pins *p, __u32 slot, __u32 gen,
 
 int sf_discover_reset(const struct sf_pins *p, __u32 slot, __u32 gen)
 {
-	/* the owner: a discovery that outlives it was killed (sf_check.c) */
+	/* the owner: a discovery that outlives it was killed (sf_table.c) */
 	struct satfeed_discover d = { .gen = gen, .owner = getpid(),
 				      .start_ns = sf_now_mono_ns() };
 

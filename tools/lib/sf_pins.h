@@ -171,15 +171,21 @@ struct sf_target_view {
 /* The streams a view holds: st[] (send, recv, poll), resp, svc. */
 #define SF_VIEW_STREAMS		(SATFEED_STREAM_SVC + 1)
 
+/*
+ * The member of h that holds stream `stream` (enum satfeed_stream_id): resp,
+ * svc, else arr[stream].  The one mapping of the streams a view holds, and
+ * a reading (sf_reading_stream()) of them.
+ */
+#define SF_STREAM_MEMBER(h, arr, stream)                \
+	((stream) == SATFEED_STREAM_RESP ? &(h)->resp : \
+	 (stream) == SATFEED_STREAM_SVC	 ? &(h)->svc :  \
+					   &(h)->arr[(stream)])
+
 /* Stream `stream` (enum satfeed_stream_id, RESP or SVC) of a view. */
 static inline const struct satfeed_stream *
 sf_view_stream(const struct sf_target_view *v, __u32 stream)
 {
-	if (stream == SATFEED_STREAM_RESP)
-		return &v->resp;
-	if (stream == SATFEED_STREAM_SVC)
-		return &v->svc;
-	return &v->st[stream];
+	return SF_STREAM_MEMBER(v, st, stream);
 }
 
 /*

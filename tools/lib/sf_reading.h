@@ -35,14 +35,83 @@
  * stream's (SATFEED_STREAM_SVC), with its window and age; the service
  * time p99 is the histogram's (sf_svc_hist), counted since the target was
  * added, and takes the window and age of the service-time stream.
+ *
+ * And what a reader shows of one stream (sf_stream_figures()): the newest
+ * closed window while it is recent, else the window in progress (from the
+ * running sums acc_*), marked partial, with an estimate of when it closes; and the
+ * names of a verdict's states.
+ *
+ *	struct sf_figures f;
+ *
+ *	sf_stream_figures(&st, SATFEED_STREAM_POLL, info.window_samples,
+ *			  sf_now_mono_ns(), &f);
+ *	if (f.source == SF_FIG_PARTIAL)
+ *		printf("idle %u permille so far, closes in ~%llu s\n",
+ *		       f.idle_permille, f.closes_in_ns / 1000000000);
+ *
+ * A closed window's figures are the engine's own fields.  A partial
+ * window's are computed here from the running sums with the same formulas
+ * (satfeed.h), over the samples so far: integer, floor, the same units.
+ * The verdict itself is read with the target (sf_target_view_next()).
  */
 #ifndef __SF_READING_H
 #define __SF_READING_H
 
 #include <stdbool.h>
 #include "satfeed.h"
-#include "sf_figures.h"
 #include "sf_pins.h"
+
+/*
+ * A closed window is stale once more than this many of its own spans have
+ * passed since it closed (at least SF_STALE_MIN_NS): the server's load may
+ * have changed since, and a window in progress says more.
+ */
+#define SF_STALE_SPANS		3
+#define SF_STALE_MIN_NS		2000000000ULL	/* 2 s */
+
+enum sf_fig_source {
+	SF_FIG_NONE = 0,	/* no window closed and none in progress */
+	SF_FIG_CLOSED = 1,	/* the newest closed window, recent */
+	SF_FIG_PARTIAL = 2,	/* the window in progress, pending samples */
+	SF_FIG_STALE = 3,	/* the newest closed window, old: nothing newer */
+};
+
+struct sf_figures {
+	enum sf_fig_source source;
+	__u64 samples;		/* samples the figures are over */
+	__u64 mean_ns;
+	__u64 var_ns2;
+	__u64 rate_milli;	/* events per 1000 s (send: 1000 * RPS) */
+	__u32 wait_permille;	/* poll only */
+	__u32 idle_permille;	/* poll only */
+	__u32 cv2_permille;	/* var / mean^2, permille */
+	__u64 age_ns;		/* since the window closed (closed, stale) or
+				 * since the last event (partial) */
+	__u64 closes_in_ns;	/* partial: estimated time until it closes,
+				 * from its pending samples and their rate;
+				 * 0 when unknown */
+	__u64 newest_seq;	/* newest closed window, 0: none */
+};
+
+/* "closed", "partial", "stale" or "none" */
+const char *sf_fig_source_name(enum sf_fig_source s);
+
+/*
+ * The figures of stream s (enum satfeed_stream_id) of a target, n samples
+ * per window, as of now (CLOCK_MONOTONIC ns).
+ */
+void sf_stream_figures(const struct satfeed_stream *st, __u32 stream,
+		       __u32 n, __u64 now, struct sf_figures *f);
+
+/*
+ * floor(1000 * (n * S2 - S1^2) / S1^2): the squared coefficient of
+ * variation of n samples of sum s1 and sum of squares s2 (128 bits), in
+ * permille, capped at 0xffffffff; 0 when s1 is 0.  The engine's formula.
+ */
+__u32 sf_cv2_permille(__u64 n, __u64 s1, __u64 s2_lo, __u64 s2_hi);
+
+/* "unknown", "ok", "near", "full" (enum satfeed_sat_state) */
+const char *sf_sat_state_name(__u32 state);
 
 /* The headline figures of a target. */
 enum sf_fig {
@@ -88,7 +157,7 @@ struct sf_reading_stream {
 				 * a quiet window (which zeroes the
 				 * stream's), that window's start_ns */
 	struct satfeed_window newest;	/* valid when published */
-	struct sf_figures f;	/* what a reader shows (sf_figures.h) */
+	struct sf_figures f;	/* what a reader shows (sf_stream_figures()) */
 };
 
 struct sf_reading {
@@ -112,11 +181,7 @@ struct sf_reading {
 static inline const struct sf_reading_stream *
 sf_reading_stream(const struct sf_reading *r, __u32 stream)
 {
-	if (stream == SATFEED_STREAM_RESP)
-		return &r->resp;
-	if (stream == SATFEED_STREAM_SVC)
-		return &r->svc;
-	return &r->s[stream];
+	return SF_STREAM_MEMBER(r, s, stream);
 }
 
 /*

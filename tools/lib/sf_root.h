@@ -37,7 +37,7 @@
 #define __SF_ROOT_H
 
 #include <stddef.h>
-#include "sf_saferoot.h"
+#include "sf_root_unpin.h"
 
 /* The engine's layout: links first, so removing them detaches it at once. */
 #define SF_ENGINE_LAYOUT_LEN 4

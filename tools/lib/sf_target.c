@@ -13,7 +13,7 @@
  * entry and rewrites sf_config.  Whatever a killed change leaves is invisible
  * (an index entry or a config byte that points at a slot that is not
  * active, whose generation moves on when the slot is reused) and the next
- * change sweeps it first (sf_check.h).  The engine never counts an event
+ * change sweeps it first (sf_table.h).  The engine never counts an event
  * into another target's windows: they are in another generation.
  */
 #define _GNU_SOURCE
@@ -25,10 +25,10 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "sf_common.h"
-#include "sf_check.h"
 #include "sf_escape.h"
 #include "sf_proc.h"
 #include "sf_root.h"
+#include "sf_table.h"
 #include "sf_target.h"
 #include "sat_rules.h"
 
@@ -73,80 +73,6 @@ static int change_begin(const struct sf_pins *p, int *lockfd, char *why,
 	sf_table_check(p, true, NULL, NULL, NULL);
 	why[0] = '\0';
 	return SF_EXIT_OK;
-}
-
-int sf_config_build(const struct satfeed_target *t, __u32 n,
-		    struct satfeed_config *cfg)
-{
-	bool levels[SF_CGROUP_LEVELS] = {};
-	__u32 nr = 0;
-
-	memset(cfg, 0, sizeof(*cfg));
-	for (__u32 slot = 0; slot < n; slot++) {
-		if (t[slot].kind == SATFEED_TARGET_PID) {
-			__u32 bucket = t[slot].id % SATFEED_PID_SLOTS;
-			__u8 *v = &cfg->pid_slot[bucket];
-
-			cfg->nr_pid_targets++;
-			*v = *v ? SATFEED_PID_SLOT_SHARED : slot + 1;
-		} else if (t[slot].kind == SATFEED_TARGET_CGROUP) {
-			cfg->nr_cgroup_targets++;
-			levels[t[slot].level % SF_CGROUP_LEVELS] = true;
-		}
-	}
-	/* deepest first */
-	for (int l = SF_CGROUP_LEVELS - 1; l >= 0; l--) {
-		if (!levels[l])
-			continue;
-		if (nr == SATFEED_MAX_CGROUP_LEVELS)
-			return -E2BIG;
-		cfg->cgroup_level[nr++] = l;
-	}
-	cfg->nr_cgroup_levels = nr;
-	return 0;
-}
-
-/* The whole table, FREE where a slot cannot be read. */
-static void table_read(const struct sf_pins *p, struct satfeed_target *t)
-{
-	for (__u32 slot = 0; slot < p->info.max_targets; slot++)
-		if (sf_target_read(p, slot, &t[slot]))
-			t[slot].kind = SATFEED_TARGET_FREE;
-}
-
-/* Write the sf_config that table t makes. */
-static int config_write(const struct sf_pins *p,
-			const struct satfeed_target *t)
-{
-	struct satfeed_config cfg;
-	__u32 zero = 0;
-	int err;
-
-	err = sf_config_build(t, p->info.max_targets, &cfg);
-	if (err)
-		return err;
-	return bpf_map_update_elem(p->config_fd, &zero, &cfg, 0) ? -errno : 0;
-}
-
-int sf_config_rebuild(const struct sf_pins *p)
-{
-	struct satfeed_target t[SATFEED_MAX_TARGETS] = {};
-
-	table_read(p, t);
-	return config_write(p, t);
-}
-
-int sf_index_delete(const struct sf_pins *p, __u32 kind, __u64 id)
-{
-	__u64 key64 = id;
-	__u32 key32 = id;
-	int err;
-
-	if (kind == SATFEED_TARGET_PID)
-		err = bpf_map_delete_elem(p->pid_index_fd, &key32);
-	else
-		err = bpf_map_delete_elem(p->cgrp_index_fd, &key64);
-	return err ? -errno : 0;
 }
 
 /*
@@ -307,9 +233,9 @@ static int publish(const struct sf_pins *p, __u32 slot,
 			 strerror(-err));
 		return SF_EXIT_ERROR;
 	}
-	table_read(p, table);
+	sf_table_read_targets(p, table);
 	table[slot] = *t;
-	err = config_write(p, table);
+	err = sf_config_write(p, table);
 	if (err == -E2BIG) {
 		snprintf(why, len, "cgroup targets may sit at %d distinct depths at most",
 			 SATFEED_MAX_CGROUP_LEVELS);

@@ -10,7 +10,7 @@
  * makes it active; then check that the process did not begin to exit before
  * the engine could see it, and undo the add if it did.  Every writer holds
  * the root lock (sf_root.h) so that two of them never pick the same slot,
- * and first repairs what a killed one left (sf_check.h).
+ * and first repairs what a killed one left (sf_table.h).
  *
  *	struct sf_selector sel = { .kind = SATFEED_TARGET_PID, .id = pid };
  *	int slot, err;
@@ -29,20 +29,7 @@
 #include <stddef.h>
 #include "sf_pins.h"
 #include "sf_selector.h"
-
-/*
- * sf_config for the targets t[0..n) (t[i] is slot i; FREE slots are
- * skipped).  -E2BIG when cgroup targets sit at more distinct depths than
- * SATFEED_MAX_CGROUP_LEVELS, else 0.
- */
-int sf_config_build(const struct satfeed_target *t, __u32 n,
-		    struct satfeed_config *cfg);
-
-/* Rebuild sf_config from sf_targets (caller holds the root lock). */
-int sf_config_rebuild(const struct sf_pins *p);
-
-/* Delete the index entry of target (kind, id).  0 or -errno. */
-int sf_index_delete(const struct sf_pins *p, __u32 kind, __u64 id);
+#include "sf_table.h"
 
 /*
  * Watch sel, counting the syscalls of sc_mask (bits of enum satfeed_syscall).

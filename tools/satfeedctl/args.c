@@ -14,7 +14,7 @@
 #include "sf_common.h"
 #include "sf_pins.h"
 #include "sf_root.h"
-#include "sf_select.h"
+#include "sf_selector.h"
 #include "sf_target.h"
 #include "satfeedctl.h"
 

@@ -11,7 +11,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "sf_check.h"
+#include "sf_table.h"
 #include "sf_common.h"
 #include "sf_pins.h"
 #include "sf_root.h"

@@ -20,11 +20,11 @@
 #include <sys/file.h>
 #include <unistd.h>
 #include "sf_common.h"
-#include "sf_export.h"
+#include "export.h"
 #include "sf_pins.h"
 #include "satfeedctl.h"
 
-/* ---- export: the server is sf_export.c ---- */
+/* ---- export: the server is export.c ---- */
 
 static int cmd_export(struct sf_pins *p, const struct args *a)
 {

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "sf_escape.h"
-#include "sf_select.h"
+#include "sf_selector.h"
 #include "discover.h"
 
 /* The parent of process pid, 0 when it cannot be read. */

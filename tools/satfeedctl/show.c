@@ -9,11 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sf_common.h"
-#include "sf_figures.h"
 #include "sf_reading.h"
 #include "sf_pins.h"
 #include "sf_root.h"
-#include "sf_select.h"
+#include "sf_selector.h"
 #include "sf_target.h"
 #include "satfeedctl.h"
 #include "view.h"

@@ -10,7 +10,6 @@
 #include <string.h>
 #include "sf_common.h"
 #include "sf_escape.h"
-#include "sf_figures.h"
 #include "sf_pins.h"
 #include "sf_reading.h"
 #include "sf_target.h"
@@ -44,7 +43,7 @@ static void json_window(const struct satfeed_window *w)
 	       w->threads);
 }
 
-/* The figures a reader should look at (sf_figures.h), as JSON. */
+/* The figures a reader should look at (sf_reading.h), as JSON. */
 static void json_figures(__u32 stream, const struct sf_figures *f)
 {
 	printf("\"figures\":{\"window\":\"%s\",\"samples\":%llu,",

@@ -13,7 +13,7 @@
 #include "sf_escape.h"
 #include "sf_pins.h"
 #include "sf_root.h"
-#include "sf_select.h"
+#include "sf_selector.h"
 #include "sf_target.h"
 #include "satfeedctl.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sf_common.h"
-#include "sf_export.h"
+#include "export.h"
 #include "sf_pins.h"
 #include "satfeedctl.h"
 

@@ -12,7 +12,6 @@
 #include <time.h>
 #include "sf_common.h"
 #include "sf_escape.h"
-#include "sf_figures.h"
 #include "sf_pins.h"
 #include "sf_target.h"
 #include "satfeedctl.h"

@@ -8,7 +8,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "sf_figures.h"
 #include "sf_pins.h"
 #include "sf_reading.h"
 #include "satfeedctl.h"

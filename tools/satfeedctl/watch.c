@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 #include "sf_common.h"
-#include "sf_figures.h"
 #include "sf_pins.h"
 #include "sf_progstats.h"
 #include "sf_reading.h"

@@ -4,7 +4,8 @@
  * the module's struct_ops, and a push forwarder on every engine program
  * that calls SFC_PUSH_FUNC, each link pinned in our own pin directory.
  *
- * Both BPF objects are compiled into this binary.
+ * Both BPF objects are compiled into this binary, as skeletons
+ * (sfc_consumer.skel.h, sfc_push.skel.h).
  */
 #include <errno.h>
 #include <dirent.h>
@@ -24,16 +25,11 @@
 #include "satfeed_consumer.h"
 #include "sf_consumer.h"
 #include "sf_pins.h"
-#include "sf_saferoot.h"
+#include "sf_root_unpin.h"
 #include "sfconsumer.h"
 
-static const unsigned char consumer_obj[] = {
-#include "consumer.bpf.inc"
-};
-
-static const unsigned char push_obj[] = {
-#include "push.bpf.inc"
-};
+#include "sfc_consumer.skel.h"
+#include "sfc_push.skel.h"
 
 /*
  * satfeed's pins, each checked against the contract (map type, sizes, ABI
@@ -98,25 +94,22 @@ static void attach_pull(const struct sf_pins *pins)
 	static const char *const reads[] = {
 		SATFEED_PIN_INFO, SATFEED_PIN_TARGETS, SATFEED_PIN_STREAMS, NULL
 	};
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "sfc_consumer");
-	struct bpf_object *obj;
+	struct sfc_consumer *skel;
 	struct bpf_link *link;
 	struct bpf_map *ops;
 	char path[512], why[256];
 	int err;
 
-	obj = bpf_object__open_mem(consumer_obj, sizeof(consumer_obj), &oo);
-	if (!obj)
+	skel = sfc_consumer__open();
+	if (!skel)
 		die("cannot open the consumer object: %s", strerror(errno));
-	if (sf_consumer_reuse(obj, pins, reads, why, sizeof(why)))
+	if (sf_consumer_reuse(skel->obj, pins, reads, why, sizeof(why)))
 		die("%s", why);
-	err = bpf_object__load(obj);
+	err = sfc_consumer__load(skel);
 	if (err)
 		die("cannot load the pull consumer: %s (is the satfeed_consumer module loaded? -v shows the verifier log)",
 		    strerror(-err));
-	ops = bpf_object__find_map_by_name(obj, "sfc_pull");
-	if (!ops)
-		die("no sfc_pull in the consumer object");
+	ops = skel->maps.sfc_pull;
 	/*
 	 * A link whose last pin was just removed (--replace) is released by
 	 * a deferred kernel work; until then the module still holds the old
@@ -137,30 +130,28 @@ static void attach_pull(const struct sf_pins *pins)
 	if (err)
 		die("cannot pin %s: %s", path, strerror(-err));
 	bpf_link__destroy(link);	/* the pin keeps it */
-	bpf_object__close(obj);
+	sfc_consumer__destroy(skel);
 }
 
 /* Load and attach one push program against engine program tgt_fd. */
 static int attach_push_one(int tgt_fd, const char *tgt_name, enum push_mode m)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "sfc_push");
-	const char *want = m == PUSH_FREPLACE ? "sfc_push_freplace" :
-						"sfc_push_fentry";
 	struct bpf_program *prog, *p;
-	struct bpf_object *obj;
+	struct sfc_push *skel;
 	struct bpf_link *link;
 	char path[512];
 	int err;
 
-	obj = bpf_object__open_mem(push_obj, sizeof(push_obj), &oo);
-	if (!obj)
+	skel = sfc_push__open();
+	if (!skel)
 		return -errno;
-	prog = bpf_object__find_program_by_name(obj, want);
-	bpf_object__for_each_program(p, obj)
+	prog = m == PUSH_FREPLACE ? skel->progs.sfc_push_freplace :
+				    skel->progs.sfc_push_fentry;
+	bpf_object__for_each_program(p, skel->obj)
 		bpf_program__set_autoload(p, p == prog);
 	err = bpf_program__set_attach_target(prog, tgt_fd, SFC_PUSH_FUNC);
 	if (!err)
-		err = bpf_object__load(obj);
+		err = sfc_push__load(skel);
 	if (err)
 		goto out;
 	if (m == PUSH_FREPLACE)
@@ -175,7 +166,7 @@ static int attach_push_one(int tgt_fd, const char *tgt_name, enum push_mode m)
 	err = bpf_link__pin(link, path);
 	bpf_link__destroy(link);
 out:
-	bpf_object__close(obj);
+	sfc_push__destroy(skel);
 	return err;
 }
 

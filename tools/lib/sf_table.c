@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * sf_check.c - find and repair target-table states that no completed
- * change leaves: what remains of a change that was killed.
+ * sf_table.c - the target table's derived entries (sf_config, the index)
+ * and its invariants: find and repair target-table states that no
+ * completed change leaves, what remains of a change that was killed
+ * (sf_table.h).  The adds and removals that write them are sf_target.c's.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -10,10 +12,81 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "sf_check.h"
 #include "sf_common.h"
 #include "sf_proc.h"
-#include "sf_target.h"
+#include "sf_selector.h"
+#include "sf_table.h"
+
+int sf_config_build(const struct satfeed_target *t, __u32 n,
+		    struct satfeed_config *cfg)
+{
+	bool levels[SF_CGROUP_LEVELS] = {};
+	__u32 nr = 0;
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (__u32 slot = 0; slot < n; slot++) {
+		if (t[slot].kind == SATFEED_TARGET_PID) {
+			__u32 bucket = t[slot].id % SATFEED_PID_SLOTS;
+			__u8 *v = &cfg->pid_slot[bucket];
+
+			cfg->nr_pid_targets++;
+			*v = *v ? SATFEED_PID_SLOT_SHARED : slot + 1;
+		} else if (t[slot].kind == SATFEED_TARGET_CGROUP) {
+			cfg->nr_cgroup_targets++;
+			levels[t[slot].level % SF_CGROUP_LEVELS] = true;
+		}
+	}
+	/* deepest first */
+	for (int l = SF_CGROUP_LEVELS - 1; l >= 0; l--) {
+		if (!levels[l])
+			continue;
+		if (nr == SATFEED_MAX_CGROUP_LEVELS)
+			return -E2BIG;
+		cfg->cgroup_level[nr++] = l;
+	}
+	cfg->nr_cgroup_levels = nr;
+	return 0;
+}
+
+void sf_table_read_targets(const struct sf_pins *p, struct satfeed_target *t)
+{
+	for (__u32 slot = 0; slot < p->info.max_targets; slot++)
+		if (sf_target_read(p, slot, &t[slot]))
+			t[slot].kind = SATFEED_TARGET_FREE;
+}
+
+int sf_config_write(const struct sf_pins *p, const struct satfeed_target *t)
+{
+	struct satfeed_config cfg;
+	__u32 zero = 0;
+	int err;
+
+	err = sf_config_build(t, p->info.max_targets, &cfg);
+	if (err)
+		return err;
+	return bpf_map_update_elem(p->config_fd, &zero, &cfg, 0) ? -errno : 0;
+}
+
+int sf_config_rebuild(const struct sf_pins *p)
+{
+	struct satfeed_target t[SATFEED_MAX_TARGETS] = {};
+
+	sf_table_read_targets(p, t);
+	return sf_config_write(p, t);
+}
+
+int sf_index_delete(const struct sf_pins *p, __u32 kind, __u64 id)
+{
+	__u64 key64 = id;
+	__u32 key32 = id;
+	int err;
+
+	if (kind == SATFEED_TARGET_PID)
+		err = bpf_map_delete_elem(p->pid_index_fd, &key32);
+	else
+		err = bpf_map_delete_elem(p->cgrp_index_fd, &key64);
+	return err ? -errno : 0;
+}
 
 struct check {
 	const struct sf_pins *p;

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * sf_metrics_int.h - what the two halves of the exposition share: the
- * scrape (sf_metrics.c reads it, the engine and program families) and the
- * families of the targets (sf_metrics_targets.c).  Private to libsatfeed.
+ * metrics_int.h - what the two halves of the exposition share: the
+ * scrape (metrics.c reads it, the engine and program families) and the
+ * families of the targets (metrics_targets.c).  Private to the exporter.
  */
 #ifndef __SF_METRICS_INT_H
 #define __SF_METRICS_INT_H
 
-#include "sf_metrics.h"
+#include "metrics.h"
 #include "sf_progstats.h"
 #include "sf_reading.h"
 

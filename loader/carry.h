@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * sf_carry.h - carry the targets of a pinned engine over to a new one:
+ * carry.h - carry the targets of a pinned engine over to a new one:
  * what `satfeed-loader --replace` does between loading the new engine and
  * swapping it in for the old.
  *

@@ -19,7 +19,8 @@
  * --replace then).
  *
  * Both BPF objects are compiled into this binary.  This file: the command
- * line, our pin directory and detach; sfconsumer_attach.c: attach;
+ * line and detach; sfconsumer_pins.c: the settings, die() and our pin
+ * directory, which every command uses; sfconsumer_attach.c: attach;
  * sfconsumer_status.c: status.
  */
 #include <errno.h>
@@ -40,32 +41,8 @@
 #include "sf_common.h"
 #include "sf_consumer.h"
 #include "sf_pins.h"
-#include "sf_saferoot.h"
+#include "sf_root_unpin.h"
 #include "sfconsumer.h"
-
-const char *const push_names[] = { "auto", "fentry", "freplace", "none" };
-
-struct sfc_env env = {
-	.root = SATFEED_DEFAULT_ROOT,
-	.push = PUSH_AUTO,
-	.pull = true,
-};
-
-void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (env.undo_on_error) {
-		int removed;
-
-		env.undo_on_error = false;
-		remove_pins(&removed);
-	}
-	va_start(ap, fmt);
-	sf_vmsg(fmt, ap);
-	va_end(ap);
-	exit(1);
-}
 
 static void usage(FILE *f)
 {
@@ -92,74 +69,6 @@ static void usage(FILE *f)
 "  --no-pull      do not attach the struct_ops consumer\n"
 "  --replace      attach: detach a previous attach first\n"
 "  -v, --verbose  libbpf's messages (verifier logs)\n");
-}
-
-/* ---- our pins ---- */
-
-int pin_get(const char *dir, const char *name)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return bpf_obj_get(path);
-}
-
-bool module_loaded(void)
-{
-	struct stat st;
-
-	return !stat(SFC_SYSFS_DIR, &st) && S_ISDIR(st.st_mode);
-}
-
-int count_pins(void)
-{
-	struct dirent *de;
-	DIR *d;
-	int n = 0;
-
-	d = opendir(env.pins);
-	if (!d)
-		return -1;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
-static bool consumer_pin_name(const char *name)
-{
-	return !strcmp(name, PIN_PULL) ||
-	       (!strncmp(name, PIN_PUSH, strlen(PIN_PUSH)) &&
-		sf_engine_prog_name(name + strlen(PIN_PUSH)));
-}
-
-/*
- * Remove our pins, and nothing else, from our pin directory (sf_saferoot.h).
- * Returns 0 when the directory is gone, -ENOENT when there was none, another
- * -errno (reported) otherwise; *removed counts the pins removed.
- */
-int remove_pins(int *removed)
-{
-	static const struct sf_pin_dir layout[] = {
-		{ NULL, consumer_pin_name },
-	};
-	char why[PATH_MAX + 128];
-	struct sf_saferoot r;
-	int err;
-
-	*removed = 0;
-	err = sf_saferoot_open(&r, "sfconsumer", env.pins, why, sizeof(why));
-	if (err == -ENOENT)
-		return err;
-	if (err) {
-		fprintf(stderr, "sfconsumer: %s\n", why);
-		return err;
-	}
-	err = sf_saferoot_unpin(&r, layout, 1);
-	*removed = r.removed;
-	sf_saferoot_close(&r);
-	return err;
 }
 
 static int cmd_detach(void)

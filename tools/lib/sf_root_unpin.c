@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * sf_saferoot.c - remove satfeed's own pins from a trusted bpffs directory,
+ * sf_root_unpin.c - remove satfeed's own pins from a trusted bpffs directory,
  * never following a symlink and never removing anything else.
  */
 #include <dirent.h>
@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 #include "satfeed.h"
-#include "sf_saferoot.h"
+#include "sf_root_unpin.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

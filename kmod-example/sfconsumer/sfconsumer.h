@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * sfconsumer.h - what sfconsumer's commands share: the command line's
- * settings and the consumer's own pins (sfconsumer.c), attach
- * (sfconsumer_attach.c) and status (sfconsumer_status.c).
+ * settings and the consumer's own pins (sfconsumer_pins.c), attach
+ * (sfconsumer_attach.c) and status (sfconsumer_status.c), which the
+ * command line (sfconsumer.c) runs.
  */
 #ifndef __SFCONSUMER_H
 #define __SFCONSUMER_H

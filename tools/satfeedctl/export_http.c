@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * sf_export_http.c - the exporter's HTTP/1.1 side (sf_export_http.h): the
+ * export_http.c - the exporter's HTTP/1.1 side (export_http.h): the
  * listening socket, the connections and the requests.
  *
  * Every socket is non-blocking and every connection has a deadline in each
@@ -32,8 +32,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include "sf_common.h"
-#include "sf_export_http.h"
-#include "sf_metrics.h"
+#include "export_http.h"
+#include "metrics.h"
 
 #define REQUEST_MAX	8192		/* request line and headers */
 #define CONN_TIMEOUT_MS	10000		/* Prometheus' default scrape timeout */

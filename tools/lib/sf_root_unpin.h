@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * sf_saferoot.h - remove satfeed's own pins from a bpffs directory and never
+ * sf_root_unpin.h - remove satfeed's own pins from a bpffs directory and never
  * anything else.
  *
  * Root tools remove pins on behalf of an operator, in a filesystem that other
@@ -15,8 +15,8 @@
  * anything else is reported and left in place, and so is every directory that
  * is not empty afterwards.
  */
-#ifndef __SF_SAFEROOT_H
-#define __SF_SAFEROOT_H
+#ifndef __SF_ROOT_UNPIN_H
+#define __SF_ROOT_UNPIN_H
 
 #include <limits.h>
 #include <stdbool.h>
@@ -76,4 +76,4 @@ bool sf_engine_prog_name(const char *name);
 #define SF_ENGINE_NR_MAPS 15
 extern const char *const sf_engine_maps[SF_ENGINE_NR_MAPS];
 
-#endif /* __SF_SAFEROOT_H */
+#endif /* __SF_ROOT_UNPIN_H */

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * sf_carry.c - carry a pinned engine's targets over to a new engine
- * (sf_carry.h).  It is the loader's --replace, but it needs nothing of the
- * loader: two sets of pins and the target protocol, so it sits with them
- * in libsatfeed, where a test can carry targets between engines it loaded
- * itself.
+ * carry.c - carry a pinned engine's targets over to a new engine
+ * (carry.h): the loader's --replace, through two sets of pins and the
+ * target protocol.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "sf_carry.h"
+#include "carry.h"
 #include "sf_common.h"
 #include "sf_pins.h"
 #include "sf_target.h"

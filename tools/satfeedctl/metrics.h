@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * sf_metrics.h - satfeed's windows as Prometheus metrics: the text
+ * metrics.h - satfeed's windows as Prometheus metrics: the text
  * exposition format 0.0.4 (what promtool and node_exporter's textfile
  * collector read) or OpenMetrics 1.0 (what Prometheus asks for first).
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * sf_export.h - `satfeedctl export`: serve satfeed's windows to Prometheus
+ * export.h - `satfeedctl export`: serve satfeed's windows to Prometheus
  * over HTTP, and/or write them for node_exporter's textfile collector.
  */
 #ifndef __SF_EXPORT_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * sf_metrics_targets.c - the exposition's families of the targets, each
+ * metrics_targets.c - the exposition's families of the targets, each
  * printed from the targets' readings (sf_reading.h), the one source that
  * show and watch print from too: the verdict and its reasons, the
  * headline figures with their window and age, the newest closed windows
@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "sf_common.h"
-#include "sf_metrics_int.h"
+#include "metrics_int.h"
 
 /*
  * The labels that name a target: kind, target (pid or path), comm, and

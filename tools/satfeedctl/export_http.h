@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * sf_export_http.h - the exporter's HTTP/1.1 side (sf_export_http.c): a
+ * export_http.h - the exporter's HTTP/1.1 side (export_http.c): a
  * listening socket and up to SF_HTTP_MAX_CONNS non-blocking connections,
- * driven by the exporter's one poll loop (sf_export.c), which also renders
+ * driven by the exporter's one poll loop (export.c), which also renders
  * what /metrics answers.
  *
  *	struct sf_http h = { .lfd = -1, .render = expose, .ctx = e };
@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include "sf_common.h"
-#include "sf_metrics.h"
+#include "metrics.h"
 
 #define SF_HTTP_MAX_CONNS	16
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * sf_export.c - `satfeedctl export` (sf_export.h): serve satfeed's windows
+ * export.c - `satfeedctl export` (export.h): serve satfeed's windows
  * to Prometheus over HTTP and/or write node_exporter textfiles.
  *
  * One thread and one poll() loop, which drives the HTTP side
- * (sf_export_http.c: sockets, connections, requests) and the textfile's
+ * (export_http.c: sockets, connections, requests) and the textfile's
  * period.  This file is what both outputs share: the exposition, read from
- * the pins (sf_metrics.h) when a scrape's request is complete or the
+ * the pins (metrics.h) when a scrape's request is complete or the
  * textfile is due (well under a millisecond for 64 targets), with the
  * engine's state changes said once each; the textfile, written whole or not
  * at all; the signals that stop the loop.
@@ -27,9 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "sf_common.h"
-#include "sf_export.h"
-#include "sf_export_http.h"
-#include "sf_metrics.h"
+#include "export.h"
+#include "export_http.h"
+#include "metrics.h"
 
 struct exporter {
 	const struct sf_export_opts *o;
