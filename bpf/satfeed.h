@@ -784,7 +784,7 @@ struct satfeed_discover {
 	__u32 owner;		/* pid of the satfeedctl that reset it (as its
 				 * pid namespace), 0: not known; the engine
 				 * never reads it.  A discovery whose owner
-				 * was killed is swept (sf_check.h) */
+				 * was killed is swept (sf_table.h) */
 	__u64 start_ns;		/* when satfeedctl reset it */
 	struct satfeed_discover_count src[SATFEED_NR_SOURCES];
 };
