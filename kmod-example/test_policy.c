@@ -274,7 +274,7 @@ static void test_stale_bound(void)
 			       (unsigned long long)ts[i],
 			       sfc_policy_demand(&q, &s));
 		}
-		s.last_event_ns = now - 2 * ts[i] - 1;		/* past 2 T */
+		s.last_event_ns = now - 2 * ts[i] - 1;	/* past 2 T */
 		if (sfc_policy_demand(&q, &s) != 0) {
 			ok = false;
 			printf("# T %llu ns, quiet 2 T + 1 ns: demand %d, not 0\n",

@@ -29,8 +29,8 @@
 #     to the first send, each at the return of the call, in user space) and
 #     prints it on exit.  The engine's service samples of the run (the
 #     service-time windows of `show --json`, all of them kept) are exactly
-#     sfserver's responses, and the engine's mean over them is within
-#     SVC_TOL_NS of sfserver's mean (see below).
+#     sfserver's responses, and sfserver's mean minus the engine's lies in
+#     [0, SVC_TOL_NS] (see below: the direction and the bound).
 #
 # Run as root from the repository root:  bash tests/e2e/test_signal.sh
 # Needs: make all build/sfserver build/sfload, bpftool, python3.
@@ -41,15 +41,28 @@ sf_begin test_signal "$SFSERVER" "$SFLOAD"
 RATE=${RATE:-3000}
 DURATION=${DURATION:-6}
 TOLERANCE_PCT=1
-# sfserver - engine, mean service time over a whole run (ns): SVC_TOL_NS.
-# sfserver's two clock readings come after its calls returned, each later
-# than the engine's (taken at the syscall's exit) by the rest of the exit
-# path; those cancel but for what the engine's exit program does after its
-# reading on the response's send (the response accounting) and for a
-# preemption between a return and the clock reading.  Measured here
-# (2 CPUs shared with other jobs, means of 10-20 k responses): see
-# SVC_TOL_NS.
-SVC_TOL_NS=${SVC_TOL_NS:-2000}
+# sfload's connections.  A response is the first send after a receive on
+# a connection (satfeed.h): requests that arrive together in one receive
+# are answered by sends that are no response of their own.  sfload sends
+# the requests it owes in a burst after a late wake-up (2 CPUs shared with
+# other jobs); on one connection they coalesce: measured with 1
+# connection, 3000 req/s, a QEMU guest running beside: RPS_obs 2908
+# (--io sendto) and 2765 (--io sendfile) for 3000 served, sfserver
+# counting the same responses as the engine.  Round-robin over 16
+# connections, each sees a request every 5 ms.
+CONNS=16
+# sfserver - engine, mean service time over a whole run, must lie in
+# [0, SVC_TOL_NS] ns.  Both read the clock when the calls returned: the
+# engine at the syscall's exit, sfserver after the return to user space.
+# On the receive the two readings are a few hundred ns apart; on the
+# response's send sfserver's comes later by the engine's response
+# accounting (after its reading) and, more, by any run of the client the
+# send woke, which preempts the server on its way back to user space and
+# which the engine does not see.  So sfserver reads longer, never shorter.
+# Measured (2 CPUs, a QEMU guest and other tests beside, means of 18-19 k
+# responses): +4.7 us (--io sendto, 17.3 us), +7.4 us (--io sendfile,
+# 18.5 us), +5.3 us (--proxy, 58.1 us); twice the largest:
+SVC_TOL_NS=${SVC_TOL_NS:-15000}
 
 # reading_checks IO JSON: part 3 on signal_run.py's "readings"
 reading_checks() {
@@ -95,7 +108,6 @@ svc_checks() {
 for IO in sendto sendfile proxy; do
 	L="--io $IO"; [ "$IO" = proxy ] && L="--proxy (--io sendto)"
 	sf_log "--- $L ---"
-	conns=1
 	args=(--io "$IO")
 	if [ "$IO" = proxy ]; then
 		# the backend: a second sfserver, not watched
@@ -105,9 +117,6 @@ for IO in sendto sendfile proxy; do
 		fi
 		BSRV=$SRV
 		args=(--proxy "127.0.0.1:$SRV_PORT")
-		# round-robin over 16: sfload's catch-up bursts after a late
-		# wake-up land on 16 connections, not in one receive of one
-		conns=16
 	fi
 	if ! sf_sfserver "$SF_TMP/server-$IO.log" "${args[@]}"; then
 		sf_fail "sfserver ${args[*]} started" "no port file after 5 s"
@@ -118,7 +127,7 @@ for IO in sendto sendfile proxy; do
 	mkdir -p "$SF_TMP/textfile-$IO"
 	J=$(python3 "$SF_REPO/tests/e2e/signal_run.py" "$SF_PIN_ROOT" \
 		"$SFLOAD" "$SLOT" "$SRV_PORT" "$RATE" "$DURATION" "$CTL" \
-		"$SF_TMP/textfile-$IO" "$conns" 2>"$SF_TMP/run.err")
+		"$SF_TMP/textfile-$IO" "$CONNS" 2>"$SF_TMP/run.err")
 	ran=0
 	if ! printf '%s' "$J" | sf_json_fields >/dev/null 2>&1; then
 		sf_fail "$L: run" "output: $J" \

@@ -90,7 +90,7 @@ struct conn {
 	int backend_fd;		/* --proxy: this connection's own backend
 				 * connection (blocking), -1 without */
 	bool waiting;		/* received since the last response */
-	unsigned long long recv_ns;	/* when that first receive returned */
+	unsigned long long recv_ns;	/* its first receive returned */
 	unsigned char out[SF_MSG_SIZE];
 	unsigned char in[CONN_BUF_SIZE];
 };
