@@ -59,9 +59,10 @@ CONNS=16
 # accounting (after its reading) and, more, by any run of the client the
 # send woke, which preempts the server on its way back to user space and
 # which the engine does not see.  So sfserver reads longer, never shorter.
-# Measured (2 CPUs, a QEMU guest and other tests beside, means of 18-19 k
-# responses): +4.7 us (--io sendto, 17.3 us), +7.4 us (--io sendfile,
-# 18.5 us), +5.3 us (--proxy, 58.1 us); twice the largest:
+# Measured in two runs (2 CPUs, a QEMU guest and other tests beside, means
+# of 18-19.5 k responses, engine's mean in brackets): --io sendto +4.7 and
+# +4.2 us (17.3, 13.5 us), --io sendfile +7.4 and +6.0 us (18.5, 15.1 us),
+# --proxy +5.3 and +7.0 us (58.1, 65.9 us); twice the largest:
 SVC_TOL_NS=${SVC_TOL_NS:-15000}
 
 # reading_checks IO JSON: part 3 on signal_run.py's "readings"
