@@ -54,6 +54,8 @@ struct sfc_answer {
 	__u32 gen;		/* satfeed_target.gen */
 	__u64 id;		/* tgid or cgroup id */
 	__u64 engine_load_ns;	/* satfeed_info.load_mono_ns of the maps read */
+	__u64 max_age_ns;	/* satfeed_info.max_age_ns of the same engine:
+				 * its age bound T, ns (0: not read) */
 	__u64 now_ns;		/* bpf_ktime_get_ns() when answered */
 	struct sfc_stream_view s[SATFEED_NR_STREAMS];
 };

@@ -121,8 +121,8 @@ SFC_PARAM(period_ms, 10, 1, 10000, "sampling period of the pull work, ms");
 SFC_PARAM(hysteresis, 5, 0, 50, "least demand change that moves a level");
 SFC_PARAM(max_step, 25, 1, 100, "largest level move at once");
 SFC_PARAM(rate_limit_ms, 50, 0, 60000, "least time between two moves, ms");
-SFC_PARAM(stale_ms, 1000, 1, 600000,
-	  "a target quiet this long has demand 0, ms");
+SFC_PARAM(stale_ms, 0, 0, 600000,
+	  "a target quiet this long has demand 0, ms; 0: twice the engine's age bound (sf_info.max_age_ns)");
 __SFC_PARAM(uclamp_action, &sfc_uclamp_param_ops, 0, 0, 1,
 	    "1: a pid target's level is the uclamp.min of its threads");
 
@@ -134,6 +134,7 @@ struct sfc_target sfc_targets[SFC_MAX_SLOTS];
 DEFINE_MUTEX(sfc_mutex);
 struct satfeed_consumer_ops *sfc_ops;
 char sfc_ops_name[16];
+u64 sfc_stale_ns;
 struct sfc_counters sfc_count = {
 	.windows_pushed = ATOMIC64_INIT(0),
 	.push_rejected = ATOMIC64_INIT(0),
@@ -179,11 +180,15 @@ static void sfc_decide(struct sfc_target *t)
 		.hysteresis = SFC_P(hysteresis),
 		.max_step = SFC_P(max_step),
 		.min_interval_ns = (u64)SFC_P(rate_limit_ms) * NSEC_PER_MSEC,
-		.stale_ns = (u64)SFC_P(stale_ms) * NSEC_PER_MSEC,
+		/* the engine's own bound, from the answer: it follows a
+		 * reloaded engine's --max-age */
+		.stale_ns = sfc_policy_stale_ns(SFC_P(stale_ms),
+						t->pull.max_age_ns),
 	};
 	struct sfc_signals s;
 	u32 old = t->pol.level;
 
+	sfc_stale_ns = p.stale_ns;
 	sfc_signals_from(&t->pull, &s);
 	if (!sfc_policy_step(&p, &t->pol, &s))
 		return;

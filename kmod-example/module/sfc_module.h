@@ -37,6 +37,9 @@ extern struct sfc_target sfc_targets[SFC_MAX_SLOTS];
 extern struct mutex sfc_mutex;
 extern struct satfeed_consumer_ops *sfc_ops;
 extern char sfc_ops_name[16];
+/* the quiet bound the policy used at the last pull (stale_ms, or 2 x the
+ * engine's max_age_ns), ns; 0 before any */
+extern u64 sfc_stale_ns;
 
 /* What the sysfs files of the same names count. */
 struct sfc_counters {

@@ -62,6 +62,23 @@ static ssize_t attached_show(struct kobject *k, struct kobj_attribute *a,
 }
 static struct kobj_attribute sfc_attr_attached = SFC_ATTR_RO(attached);
 
+/*
+ * The quiet bound the policy used at the last pull, ns: stale_ms, or with
+ * stale_ms=0 twice the attached engine's age bound (sf_info.max_age_ns);
+ * 0 before any pull.
+ */
+static ssize_t stale_ns_show(struct kobject *k, struct kobj_attribute *a,
+			     char *buf)
+{
+	ssize_t n;
+
+	mutex_lock(&sfc_mutex);
+	n = sysfs_emit(buf, "%llu\n", sfc_stale_ns);
+	mutex_unlock(&sfc_mutex);
+	return n;
+}
+static struct kobj_attribute sfc_attr_stale_ns = SFC_ATTR_RO(stale_ns);
+
 /* One line per target seen by pull: slot kind id level demand changes */
 static ssize_t levels_show(struct kobject *k, struct kobj_attribute *a,
 			   char *buf)
@@ -172,6 +189,7 @@ static struct attribute *sfc_attrs[] = {
 	&sfc_attr_level_changes.attr,
 	&sfc_attr_attaches.attr,
 	&sfc_attr_attached.attr,
+	&sfc_attr_stale_ns.attr,
 	&sfc_attr_levels.attr,
 	&sfc_attr_last_push.attr,
 	&sfc_attr_last_pull.attr,

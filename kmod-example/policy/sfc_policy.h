@@ -21,8 +21,9 @@
  *   burst = up to SFC_BURST_MAX when the recv gaps are more bursty than a
  *           Poisson arrival stream (cv2_permille, var / mean^2, above
  *           1000): variance rises past saturation.
- * A target without events for stale_ns has demand 0; one without any
- * closed window yet gives no demand (the level stays).
+ * A target without events for stale_ns has demand 0 (stale_ns: see
+ * sfc_policy_stale_ns() below); one without any closed window yet gives no
+ * demand (the level stays).
  *
  * The level follows the demand with hysteresis (moves only when the demand
  * is at least `hysteresis` away), a rate limit (at most one move per
@@ -45,11 +46,14 @@ typedef unsigned int u32;
 typedef unsigned long long u64;
 #define SFC_API static
 #else
+#include <stddef.h>	/* satfeed.h: NULL */
 #include <stdint.h>
 typedef uint32_t u32;
 typedef uint64_t u64;
 #define SFC_API
 #endif
+
+#include "satfeed.h"	/* the engine's age bound */
 
 #define SFC_LEVEL_MAX		100
 #define SFC_BURST_MAX		30
@@ -77,6 +81,24 @@ struct sfc_policy_state {
 	u64 last_change_ns;	/* when the level last moved, 0: never */
 	u64 changes;		/* how many times it moved */
 };
+
+/*
+ * The quiet bound stale_ns for a stale_ms parameter (0: derive it) and the
+ * engine's age bound T (satfeed_info.max_age_ns, 0: unknown).  satfeed.h
+ * states that while the engine runs a target's newest windows say quiet at
+ * most 1.5 T after its last event and its figures are at most 2 T old, so
+ * 2 T is the engine's own bound: a target with no event for longer is
+ * quiet by the engine's word, not by a guess.  An explicit stale_ms
+ * overrides it; with T unknown, 2 x the engine's default T.
+ */
+#define SFC_NS_PER_MS		1000000ULL
+
+static inline u64 sfc_policy_stale_ns(u32 stale_ms, u64 max_age_ns)
+{
+	if (stale_ms)
+		return (u64)stale_ms * SFC_NS_PER_MS;
+	return 2 * (max_age_ns ? max_age_ns : SATFEED_MAX_AGE_NS_DEFAULT);
+}
 
 /* Demand 0..100 for the signals, or -1 when they carry no information. */
 SFC_API int sfc_policy_demand(const struct sfc_policy_params *p,

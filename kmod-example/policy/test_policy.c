@@ -221,10 +221,75 @@ static void test_step(void)
 	}
 }
 
+/*
+ * The quiet bound derived from the engine's age bound T (stale_ms=0): the
+ * module's default.  The engine's newest windows say quiet at most 1.5 T
+ * after the last event (satfeed.h), so a target quiet for less than 2 T
+ * still counts, and one quiet for longer has demand 0.
+ */
+static void test_stale_bound(void)
+{
+	static const u64 ts[] = { SATFEED_MAX_AGE_NS_MIN, 250 * MS,
+				  SATFEED_MAX_AGE_NS_DEFAULT, 3 * SEC,
+				  SATFEED_MAX_AGE_NS_MAX };
+	struct sfc_policy_params q = P;
+	struct sfc_signals s;
+	unsigned int i;
+	bool ok = true;
+
+	CHECK(sfc_policy_stale_ns(0, SATFEED_MAX_AGE_NS_DEFAULT) == 2 * SEC,
+	      "stale_ms=0, T 1 s (the engine's default): 2 s");
+	CHECK(sfc_policy_stale_ns(0, 20 * MS) == 40 * MS,
+	      "stale_ms=0, T 20 ms: 40 ms (got %llu)",
+	      (unsigned long long)sfc_policy_stale_ns(0, 20 * MS));
+	CHECK(sfc_policy_stale_ns(0, SATFEED_MAX_AGE_NS_MAX) ==
+	      2 * SATFEED_MAX_AGE_NS_MAX,
+	      "stale_ms=0, the largest T: 2 T, no overflow");
+	CHECK(sfc_policy_stale_ns(0, 0) == 2 * SATFEED_MAX_AGE_NS_DEFAULT,
+	      "stale_ms=0, T not read: 2 x the engine's default T");
+	CHECK(sfc_policy_stale_ns(1500, 20 * MS) == 1500 * MS,
+	      "stale_ms=1500 overrides T 20 ms: 1.5 s");
+	CHECK(sfc_policy_stale_ns(1, SATFEED_MAX_AGE_NS_DEFAULT) == 1 * MS,
+	      "stale_ms=1 overrides T 1 s: 1 ms");
+	CHECK(sfc_policy_stale_ns(600000, 0) == 600 * SEC,
+	      "stale_ms=600000 (the largest): 600 s");
+
+	/* the policy with the derived bound, for each T */
+	for (i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
+		u64 now = 100 * SEC;
+
+		q.stale_ns = sfc_policy_stale_ns(0, ts[i]);
+		s = sig(now, 50);
+		s.last_event_ns = now - ts[i] - ts[i] / 2;	/* 1.5 T */
+		if (sfc_policy_demand(&q, &s) != 50) {
+			ok = false;
+			printf("# T %llu ns, quiet 1.5 T: demand %d, not 50\n",
+			       (unsigned long long)ts[i],
+			       sfc_policy_demand(&q, &s));
+		}
+		s.last_event_ns = now - 2 * ts[i];		/* 2 T */
+		if (sfc_policy_demand(&q, &s) != 50) {
+			ok = false;
+			printf("# T %llu ns, quiet 2 T: demand %d, not 50\n",
+			       (unsigned long long)ts[i],
+			       sfc_policy_demand(&q, &s));
+		}
+		s.last_event_ns = now - 2 * ts[i] - 1;	/* past 2 T */
+		if (sfc_policy_demand(&q, &s) != 0) {
+			ok = false;
+			printf("# T %llu ns, quiet 2 T + 1 ns: demand %d, not 0\n",
+			       (unsigned long long)ts[i],
+			       sfc_policy_demand(&q, &s));
+		}
+	}
+	CHECK(ok, "derived bound: quiet up to 2 T keeps the demand, past 2 T it is 0 (T 20 ms .. 4.3 s)");
+}
+
 int main(void)
 {
 	test_demand();
 	test_step();
+	test_stale_bound();
 	printf("test_policy: %d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }

@@ -85,8 +85,10 @@ int BPF_PROG(sfc_query, __u32 slot, __u64 token)
 	a.gen = t->gen;
 	a.id = t->id;
 	info = bpf_map_lookup_elem(&sf_info, &zero);
-	if (info)
+	if (info) {
 		a.engine_load_ns = info->load_mono_ns;
+		a.max_age_ns = info->max_age_ns;
+	}
 	sfc_view(slot, SATFEED_STREAM_SEND, a.gen, &a.s[SATFEED_STREAM_SEND]);
 	sfc_view(slot, SATFEED_STREAM_RECV, a.gen, &a.s[SATFEED_STREAM_RECV]);
 	sfc_view(slot, SATFEED_STREAM_POLL, a.gen, &a.s[SATFEED_STREAM_POLL]);

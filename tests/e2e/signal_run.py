@@ -14,13 +14,21 @@
 # (floor(samples * 10^12 / sum_ns) thousandths), the rate of the windows of
 # that document closed in the run, and the exporter's satfeed_response_rate_per_second and
 # satfeed_service_time_mean_seconds of the target (None when absent).
+# And, from `CTL show --json` before the run and once the target is quiet
+# after it: "svc", the service-time stream's windows published since
+# (their samples and sum_ns summed: the engine's mean over the whole run,
+# to set beside the server's own), "lost" when more closed than the 16
+# kept; "send_calls" and "resp_calls", what the send and response streams
+# counted meanwhile.
 #
-#   signal_run.py ROOT SFLOAD SLOT PORT RATE DURATION [CTL DIR]
+# CONNS (default 1): sfload's connections; the requests go round-robin.
+#
+#   signal_run.py ROOT SFLOAD SLOT PORT RATE DURATION [CTL DIR [CONNS]]
 import json, os, re, subprocess, sys, time
 from decimal import Decimal
 
 root, sfload, slot, port, rate, duration = sys.argv[1:7]
-ctl, tfdir = (sys.argv[7:9] + [None, None])[:2]
+ctl, tfdir, conns = (sys.argv[7:10] + [None, None, "1"])[:3]
 slot = int(slot)
 
 
@@ -64,12 +72,17 @@ def exported(path):
     return vals
 
 
-def reading():
-    """One read of show --json's reading and the exporter's textfile."""
+def show():
+    """The target in `CTL show --json`."""
     out = subprocess.run([ctl, "--bpffs", root, "show", "--json", "--slot",
                           str(slot)], check=True, capture_output=True,
                          text=True).stdout
-    t = json.loads(out, parse_float=Decimal)["targets"][0]
+    return json.loads(out, parse_float=Decimal)["targets"][0]
+
+
+def reading():
+    """One read of show --json's reading and the exporter's textfile."""
+    t = show()
     rd, resp = t["reading"], t["response"]
     fig = {k: None if rd.get(k) is None else
            {"value": str(rd[k]["value"]), "window": rd[k]["window"]}
@@ -96,6 +109,7 @@ def reading():
 before = dump("sf_responses")
 seq0 = before["published"]
 exporter = None
+shown0 = show() if ctl else None
 if ctl:
     exporter = subprocess.Popen([ctl, "--bpffs", root, "export",
                                  "--textfile", tfdir, "--interval", "0.2"],
@@ -106,6 +120,7 @@ try:
     t0 = time.monotonic_ns()
     gen = subprocess.Popen([sfload, "--rate", str(rate), "--duration",
                             duration, "--json", "--no-progress",
+                            "--connections", conns,
                             "127.0.0.1:" + port],
                            stdout=subprocess.PIPE, text=True)
     while gen.poll() is None:
@@ -159,4 +174,15 @@ while time.monotonic_ns() < t1 + 3 * T:
         break
     time.sleep(0.02)
 res["quiet_after_ns"] = quiet_at - t1 if quiet_at else None
+if ctl:
+    t = show()
+    svc = [w for w in t["service"]["windows"]
+           if w["seq"] > shown0["service"]["seq"]]
+    res["svc"] = {"n": sum(w["samples"] for w in svc),
+                  "sum_ns": sum(w["sum_ns"] for w in svc),
+                  "windows": len(svc),
+                  "lost": t["service"]["seq"] - shown0["service"]["seq"] >
+                  len(svc)}
+    res["send_calls"] = t["send"]["calls"] - shown0["send"]["calls"]
+    res["resp_calls"] = t["response"]["calls"] - shown0["response"]["calls"]
 print(json.dumps(res))

@@ -215,6 +215,12 @@ expect_exit "sfserver --addr bad exits 2" 2 'invalid --addr' \
 	"$TMP/sfserver" --addr not-an-ip
 expect_exit "sfserver stray argument exits 2" 2 'unexpected argument' \
 	"$TMP/sfserver" extra
+expect_exit "sfserver --proxy without a port exits 2" 2 'invalid --proxy' \
+	"$TMP/sfserver" --proxy 127.0.0.1
+expect_exit "sfserver --proxy with a name exits 2" 2 'invalid --proxy' \
+	"$TMP/sfserver" --proxy localhost:9700
+expect_exit "sfserver --io uring --proxy exits 2" 2 'cannot --proxy' \
+	"$TMP/sfserver" --io uring --proxy 127.0.0.1:9700
 
 # ---- target policy and unreachable servers ----
 expect_exit "sfload refuses a non-loopback target" 2 'non-loopback' \
@@ -290,6 +296,65 @@ stop_server "$SERVER_PID" || true
 check "sfserver served exactly the 305050 requests" \
 	grep -q '^sfserver: served 305050 requests on 1 connection' \
 	"$TMP/sfp.out"
+# its own service time: R responses (coalesced requests are none of their
+# own, so fewer than served), mean = sum / R
+svc_line_ok() {
+	python3 - "$1" "$2" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+m = re.search(r"^sfserver: served (\d+) requests", text, re.M)
+v = re.search(r"^sfserver: service time: (\d+) responses, mean (\d+) ns, "
+              r"sum (\d+) ns$", text, re.M)
+if not m or not v:
+    sys.exit("no summary or service time line in:\n" + text)
+served, n, mean, tot = int(m.group(1)), *map(int, v.groups())
+print("served %d, responses %d, mean %d ns, sum %d ns" % (served, n, mean,
+                                                          tot))
+if not (0 < n <= served and mean == tot // n and
+        eval(sys.argv[2], {}, {"served": served, "n": n})):
+    sys.exit("not as expected: " + sys.argv[2])
+PY
+}
+check "sfserver reports its service time: fewer responses than the coalesced requests" \
+	svc_line_ok "$TMP/sfp.out" 'n < served'
+
+# --proxy: a second sfserver as the backend; every request goes through
+# the proxy's own connection to it (one per client connection)
+start_server sfb --work-us 20
+BPORT=$PORT
+BACKEND_PID=$SERVER_PID
+start_server sfx --threads 2 --proxy "127.0.0.1:$BPORT"
+if "$TMP/sfload" --rate 2000 --duration 1 --connections 4 --json \
+	"127.0.0.1:$PORT" >"$TMP/px.json" 2>"$TMP/px.err" &&
+   check_json "$TMP/px.json" "$WITHIN2" >>"$TMP/px.err" 2>&1; then
+	ok "--proxy: achieved within 2% of offered, every reply through the backend"
+else
+	not_ok "--proxy: achieved within 2% of offered, every reply through the backend" \
+		"$TMP/px.err"
+fi
+stop_server "$SERVER_PID" || true
+stop_server "$BACKEND_PID" || true
+check "--proxy: proxy and backend each served the 3000 requests on 4 connections" \
+	sh -c "grep -q '^sfserver: served 3000 requests on 4 connections' '$TMP/sfx.out' &&
+	       grep -q '^sfserver: served 3000 requests on 4 connections' '$TMP/sfb.out'"
+check "--proxy: sfserver reports its service time" \
+	svc_line_ok "$TMP/sfx.out" 'True'
+check "--proxy: mean service time above the backend's 20 us of work" \
+	sh -c "sed -n 's/^sfserver: service time: .* mean \([0-9]*\) ns.*/\1/p' '$TMP/sfx.out' |
+	       awk '{ exit !(\$1 > 20000) }'"
+# a backend that refuses: the client's connection is closed, told once
+start_server sfn --proxy "127.0.0.1:$BPORT"
+check "--proxy, backend gone: the client's connection is closed" \
+	python3 -c "import socket, sys
+s = socket.create_connection(('127.0.0.1', $PORT), timeout=5)
+try:
+    s.sendall(bytes(32))
+    sys.exit(0 if s.recv(32) == b'' else 1)
+except ConnectionResetError:
+    pass  # closed with data unread: reset"
+stop_server "$SERVER_PID" || true
+check "--proxy, backend gone: said so" \
+	grep -q "cannot connect to the backend 127.0.0.1:$BPORT" "$TMP/sfn.out"
 
 # Multi-threaded server, read/write I/O, 4 connections, Poisson arrivals
 # (compared with the rate actually scheduled, which varies with --poisson).

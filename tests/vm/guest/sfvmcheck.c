@@ -21,6 +21,10 @@
  *                          /proc/PID/task/TID/sched shows another
  *                          uclamp.min is a mismatch
  *
+ *   sfvmcheck stale-bound  the module's quiet bound (sysfs stale_ns) is
+ *                          twice the engine's age bound, sf_info.max_age_ns
+ *                          (the module's stale_ms=0)
+ *
  *   sfvmcheck now          print CLOCK_MONOTONIC in ns (the engine's clock)
  *   sfvmcheck rps SLOT SEQ0 T0 T1
  *                          RPS_obs of the send windows after window SEQ0
@@ -84,6 +88,36 @@ static void read_stream(unsigned int slot, int s, struct satfeed_stream *st)
 		exit(2);
 	}
 	close(fd);
+}
+
+/* stale-bound: sysfs stale_ns == 2 x sf_info.max_age_ns */
+static int check_stale_bound(void)
+{
+	unsigned long long stale = 0;
+	struct satfeed_info info;
+	char path[512];
+	__u32 key = 0;
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", root, SATFEED_PIN_INFO);
+	fd = bpf_obj_get(path);
+	if (fd < 0 || bpf_map_lookup_elem(fd, &key, &info)) {
+		fprintf(stderr, "sfvmcheck: %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	close(fd);
+	f = fopen(SYSFS "stale_ns", "r");
+	if (!f || fscanf(f, "%llu", &stale) != 1) {
+		fprintf(stderr, "sfvmcheck: " SYSFS "stale_ns: unreadable\n");
+		return 2;
+	}
+	fclose(f);
+	printf("module stale_ns %llu, engine max_age_ns %llu\n", stale,
+	       (unsigned long long)info.max_age_ns);
+	if (stale != 2 * info.max_age_ns)
+		bad("stale_ns is not 2 x max_age_ns");
+	return mismatches ? 1 : 0;
 }
 
 /* Find "slot=N stream=NAME ..." in a sysfs table; copy the line. */
@@ -337,6 +371,8 @@ int main(int argc, char **argv)
 		       ts.tv_nsec);
 		return 0;
 	}
+	if (argc == 2 && !strcmp(argv[1], "stale-bound"))
+		return check_stale_bound();
 	if (argc == 6 && !strcmp(argv[1], "rps")) {
 		slot = strtoul(argv[2], NULL, 10);
 		if (slot >= SATFEED_MAX_TARGETS)
@@ -347,7 +383,7 @@ int main(int argc, char **argv)
 	}
 	if (argc != 3) {
 		fprintf(stderr, "usage: sfvmcheck [--bpffs DIR] push|pull|level|published|settled SLOT\n"
-				"       sfvmcheck uclamp PID | now | rps SLOT SEQ0 T0 T1\n");
+				"       sfvmcheck uclamp PID | now | stale-bound | rps SLOT SEQ0 T0 T1\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "uclamp"))

@@ -346,13 +346,24 @@ if [ "$UCLAMP" = 1 ]; then
 else
 	check "insmod with no engine" insmod $KO stale_ms=60000
 fi
-check "satfeed-loader load (tp_btf)" satfeed-loader --attach tp_btf --window "$WINDOW" load
+# an age bound other than the default, for the module's derived bound
+check "satfeed-loader load (tp_btf, --max-age 1500)" \
+	satfeed-loader --attach tp_btf --max-age 1500 --window "$WINDOW" load
 check "watch sfserver again" add_target
 check "sfconsumer attach (auto: freplace on tp_btf)" sh -c \
 	'sfconsumer attach | tee /dev/stderr | grep -q "freplace [1-9]"'
 check "freplace push flows" push_flows
 check "freplace push: exact" sfvmcheck push "$SLOT"
 check "pull on tp_btf: exact" pull_settled
+# stale_ms=0: the module's quiet bound is the engine's (2 x max_age_ns);
+# an explicit stale_ms overrides it (sysfs stale_ns: the bound last used)
+stale_is() { [ "$(sfc stale_ns)" = "$1" ]; }
+echo 0 > $P/stale_ms
+check "stale_ms=0: the quiet bound is 2 x the engine's age bound (3 s)" \
+	wait_for 5 sfvmcheck stale-bound
+echo 60000 > $P/stale_ms
+check "stale_ms=60000 overrides the engine's bound (60 s)" \
+	wait_for 5 stale_is 60000000000
 # --replace detaches the freplace programs before it attaches fentry ones:
 # a window the age timer closes (aged, or quiet) in between reaches no
 # push program, so wait for it to have nothing left to close (2 x max age)

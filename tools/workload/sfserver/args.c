@@ -20,7 +20,8 @@ static void usage(FILE *f)
 "The epoll request/response server bundled with satfeed.  It answers every\n"
 "complete request with exactly one send-family system call, so that the\n"
 "number of sends equals the number of requests served (--io sendfile: one\n"
-"writev and one sendfile).\n"
+"writev and one sendfile; --proxy: one more, the request sent on to the\n"
+"backend).\n"
 "\n"
 "Protocol \"sf\": 32-byte requests {le64 id, le64 send_time_ns, le32 work_us,\n"
 "le32 flags, le64 reserved}; each is answered by a 32-byte response echoing\n"
@@ -54,13 +55,26 @@ static void usage(FILE *f)
 "                          uring-ms  io_uring with a multishot RECV per\n"
 "                                  connection (provided buffers, Linux 6.0)\n"
 "                        The io_uring modes run one thread (--threads 1)\n"
+"  -x, --proxy ADDR:PORT be a reverse proxy to the sf server at ADDR:PORT\n"
+"                        (numeric IPv4, or [IPv6]): each accepted connection\n"
+"                        gets its own connection to it, each request is sent\n"
+"                        on there (send(2)), its answer read back (recv(2))\n"
+"                        and returned to the client as --io says; --work-us\n"
+"                        is the backend's business.  Not with the io_uring\n"
+"                        modes\n"
 "  -d, --duration SECS   exit after SECS seconds (decimals allowed; default\n"
 "                        0: run until SIGINT or SIGTERM)\n"
 "  -q, --quiet           do not print the \"listening on\" line\n"
 "  -h, --help            show this help and exit\n"
 "\n"
-"Output (stdout): \"listening on ADDR:PORT\" once listening, and on exit one\n"
-"summary line: \"sfserver: served N requests on C connections in T s\".\n"
+"Output (stdout): \"listening on ADDR:PORT\" once listening, and on exit the\n"
+"summary line \"sfserver: served N requests on C connections in T s\",\n"
+"then (not in the io_uring modes) \"sfserver: service time: R responses,\n"
+"mean M ns, sum S ns\": on each connection, from the return of the first\n"
+"receive after the previous response to the return of the first send after\n"
+"it (the response), as satfeed's service-time stream measures it in the\n"
+"kernel; requests that came in one receive with an earlier one are no\n"
+"response of their own (R <= N)\n"
 "\n"
 "Exit status:\n"
 "  0  normal exit (SIGINT, SIGTERM or --duration elapsed)\n"
@@ -70,7 +84,8 @@ static void usage(FILE *f)
 "Examples:\n"
 "  sfserver --port 0 --port-file /tmp/sf.port\n"
 "  sfserver --port 9700 --threads 2 --work-us 20 --io rw\n"
-"  sfserver --duration 30 & sfload --rate 10000 127.0.0.1:9700\n",
+"  sfserver --duration 30 & sfload --rate 10000 127.0.0.1:9700\n"
+"  sfserver --port 9701 & sfserver --port 9700 --proxy 127.0.0.1:9701\n",
 		SF_DEFAULT_PORT, SF_MAX_WORK_US, SF_MAX_WORK_US,
 		SF_MAX_THREADS);
 }
@@ -105,6 +120,7 @@ void parse_args(int argc, char **argv)
 		{ "io",		required_argument, NULL, 'i' },
 		{ "duration",	required_argument, NULL, 'd' },
 		{ "quiet",	no_argument,	   NULL, 'q' },
+		{ "proxy",	required_argument, NULL, 'x' },
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -121,7 +137,7 @@ void parse_args(int argc, char **argv)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":a:p:P:w:t:i:d:qh", opts,
+	while ((c = getopt_long(argc, argv, ":a:p:P:w:t:i:d:qx:h", opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'a':
@@ -152,6 +168,9 @@ void parse_args(int argc, char **argv)
 		case 'q':
 			cfg.quiet = true;
 			break;
+		case 'x':
+			parse_proxy(optarg);
+			break;
 		default:
 			sf_cli_help_or_die(c, argv, usage);
 		}
@@ -160,6 +179,9 @@ void parse_args(int argc, char **argv)
 		sf_die_usage("unexpected argument '%s'", argv[optind]);
 	if (io_is_uring(cfg.io) && cfg.threads != 1)
 		sf_die_usage("--io %s runs one thread: --threads must be 1",
+			     io_names[cfg.io]);
+	if (io_is_uring(cfg.io) && cfg.proxy)
+		sf_die_usage("--io %s cannot --proxy: the epoll modes can",
 			     io_names[cfg.io]);
 	parse_addr();
 }

@@ -4,6 +4,13 @@
  * answer each with exactly one send, back off to EPOLLOUT when a send would
  * block; and hand new connections to the workers round-robin.  The answer
  * itself (answer(), in_compact()) serves the io_uring loop too.
+ *
+ * Service time, as satfeed's engine defines it (satfeed.h,
+ * SATFEED_STREAM_SVC): on each connection, from the return of the first
+ * receive that moved bytes after the previous response to the return of
+ * the first send that moves bytes after it (that send is the response).
+ * Requests that arrived in the same receive as an earlier one are answered
+ * by sends that are no response in that sense, and are not counted either.
  */
 #include "sfserver.h"
 
@@ -123,6 +130,8 @@ void conn_close(struct conn *c)
 		c->next->prev = c->prev;
 	pthread_mutex_unlock(&w->lock);
 	close(c->fd);
+	if (c->backend_fd >= 0)
+		close(c->backend_fd);
 	if (c->body_fd >= 0)
 		close(c->body_fd);
 	if (c->pipe_fd[0] >= 0) {
@@ -155,6 +164,12 @@ static int conn_flush(struct conn *c)
 			if (errno == EINTR)
 				continue;
 			return would_block_or_error();
+		}
+		if (n > 0 && c->waiting) {
+			/* the response: its service time */
+			c->waiting = false;
+			c->w->svc_n++;
+			c->w->svc_ns += sf_now_ns() - c->recv_ns;
 		}
 		c->out_off += n;
 	}
@@ -189,7 +204,10 @@ static int conn_serve(struct conn *c)
 	int ret;
 
 	while (c->in_len - c->in_off >= SF_MSG_SIZE) {
-		answer(c->in + c->in_off, c->out);
+		if (!cfg.proxy)
+			answer(c->in + c->in_off, c->out);
+		else if (proxy_forward(c, c->in + c->in_off, c->out))
+			return -1;
 		c->out_len = SF_MSG_SIZE;
 		c->out_off = 0;
 		if (conn_stage(c))
@@ -222,6 +240,11 @@ static int conn_readable(struct conn *c)
 		}
 		if (n == 0)
 			return -1;	/* peer closed */
+		if (!c->waiting) {
+			/* a request's first receive */
+			c->recv_ns = sf_now_ns();
+			c->waiting = true;
+		}
 		c->in_len += n;
 		ret = conn_serve(c);
 		if (ret < 0)
@@ -259,7 +282,11 @@ void conn_event(struct conn *c, unsigned int events)
 		conn_close(c);
 }
 
-/* Hand a new connection to the next worker, round-robin. */
+/*
+ * Hand a new connection to the next worker, round-robin (--proxy: with its
+ * own backend connection).  -1 when it could not be: fd is closed and the
+ * reason printed.
+ */
 int conn_add(int fd)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -270,12 +297,20 @@ int conn_add(int fd)
 	next_worker = (next_worker + 1) % cfg.threads;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c = calloc(1, sizeof(*c));
-	if (!c)
+	if (!c) {
+		fprintf(stderr, "sfserver: out of memory\n");
+		close(fd);
 		return -1;
+	}
 	c->kind = EV_CONN;
 	c->fd = fd;
 	c->w = w;
-	c->body_fd = c->pipe_fd[0] = c->pipe_fd[1] = -1;
+	c->body_fd = c->pipe_fd[0] = c->pipe_fd[1] = c->backend_fd = -1;
+	if (cfg.proxy && (c->backend_fd = proxy_connect()) < 0) {
+		close(fd);
+		free(c);
+		return -1;
+	}
 	if ((cfg.io == IO_SENDFILE &&
 	     (c->body_fd = memfd_create("sfserver-body", MFD_CLOEXEC)) < 0) ||
 	    (cfg.io == IO_SPLICE && pipe2(c->pipe_fd, O_CLOEXEC))) {
@@ -283,6 +318,8 @@ int conn_add(int fd)
 			cfg.io == IO_SPLICE ? "pipe2" : "memfd_create",
 			strerror(errno));
 		c->pipe_fd[0] = c->pipe_fd[1] = -1;
+		if (c->backend_fd >= 0)
+			close(c->backend_fd);
 		close(fd);
 		free(c);
 		return -1;

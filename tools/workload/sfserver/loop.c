@@ -69,10 +69,7 @@ static void accept_all(void)
 					strerror(errno));
 			return;
 		}
-		if (conn_add(fd)) {
-			fprintf(stderr, "sfserver: out of memory\n");
-			close(fd);
-		}
+		conn_add(fd);	/* on failure, fd is closed and told */
 	}
 }
 

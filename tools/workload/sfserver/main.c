@@ -31,6 +31,11 @@
  *    EPOLLOUT, and processing of its remaining buffered requests resumes once
  *    the response is out.  Only then can one response take two send calls.
  *
+ *  - --proxy: each request is forwarded to a backend over a connection
+ *    sfserver opened itself, the backend's answer returned (proxy.c).
+ *  - On exit it reports its own service time per response, measured as
+ *    satfeed's engine defines it (conn.c), for tests to compare.
+ *
  * Protocol "sf" (little endian, 32 bytes each way):
  *	__le64 id; __le64 send_time_ns; __le32 work_us; __le32 flags;
  *	__le64 reserved;
@@ -41,7 +46,7 @@
 
 int main(int argc, char **argv)
 {
-	unsigned long long start, served = 0, conns = 0;
+	unsigned long long start, served = 0, conns = 0, svc_n = 0, svc_ns = 0;
 	struct itimerspec its = { 0 };
 	unsigned int i, nstarted = 0;
 	sigset_t mask;
@@ -149,12 +154,17 @@ int main(int argc, char **argv)
 	for (i = 0; i < cfg.threads; i++) {
 		served += workers[i].served;
 		conns += workers[i].accepted;
+		svc_n += workers[i].svc_n;
+		svc_ns += workers[i].svc_ns;
 	}
 summary:
 	if (!ret) {
 		printf("sfserver: served %llu requests on %llu connection%s in %.3f s\n",
 		       served, conns, conns == 1 ? "" : "s",
 		       (sf_now_ns() - start) / 1e9);
+		if (!io_is_uring(cfg.io))
+			printf("sfserver: service time: %llu responses, mean %llu ns, sum %llu ns\n",
+			       svc_n, svc_n ? svc_ns / svc_n : 0, svc_ns);
 		fflush(stdout);
 	}
 

@@ -87,6 +87,10 @@ struct conn {
 	size_t out_off;
 	int body_fd;		/* IO_SENDFILE: memfd holding the body */
 	int pipe_fd[2];		/* IO_SPLICE: the response, spliced out */
+	int backend_fd;		/* --proxy: this connection's own backend
+				 * connection (blocking), -1 without */
+	bool waiting;		/* received since the last response */
+	unsigned long long recv_ns;	/* its first receive returned */
 	unsigned char out[SF_MSG_SIZE];
 	unsigned char in[CONN_BUF_SIZE];
 };
@@ -100,6 +104,10 @@ struct worker {
 	struct conn *conns;
 	unsigned long long served;
 	unsigned long long accepted;
+	/* service time: responses (a connection's first send after a
+	 * receive) and the sum of their times from that first receive */
+	unsigned long long svc_n;
+	unsigned long long svc_ns;
 };
 
 struct config {
@@ -111,8 +119,11 @@ struct config {
 	double duration;
 	enum io_mode io;
 	bool quiet;
+	const char *proxy;		/* --proxy HOST:PORT, NULL: serve */
 	struct sockaddr_storage ss;	/* --addr and --port, parsed */
 	socklen_t sslen;
+	struct sockaddr_storage proxy_ss;	/* --proxy, parsed */
+	socklen_t proxy_sslen;
 };
 
 extern struct config cfg;
@@ -143,6 +154,12 @@ static inline bool io_is_uring(enum io_mode io)
 {
 	return io == IO_URING || io == IO_URING_MS;
 }
+
+/* proxy.c: --proxy's backend connections */
+void parse_proxy(const char *arg);
+int proxy_connect(void);
+int proxy_forward(struct conn *c, const unsigned char *req,
+		  unsigned char *out);
 
 /* listen.c */
 int write_port_file(const char *path, unsigned int port);
