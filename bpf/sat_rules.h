@@ -39,7 +39,8 @@
  *            load (off by default)
  *
  *   UNKNOWN  until a tick measured the idle share, a service window moved
- *            the average, or (wps rules on) a send window closed with waits
+ *            the average, or (wps rules on) a send window closed with waits;
+ *            with every rule off, OK once any window closed
  *   FULL     idle < idle_full                          (WHY_IDLE_FULL)
  *            or svc > svc_full                         (WHY_SVC_FULL)
  *            or wps_avg < wps_full                     (WHY_WPS_FULL)
@@ -134,8 +135,21 @@ satfeed_sat_state_of(const struct satfeed_verdict *v,
 	      (v->seen & SATFEED_SAT_SEEN_WAITS) &&
 	      (eff->wps_near_permille != SATFEED_SAT_RULE_OFF ||
 	       eff->wps_full_permille != SATFEED_SAT_RULE_OFF);
-	if (!wps && !(v->seen & (SATFEED_SAT_SEEN_IDLE | SATFEED_SAT_SEEN_SVC)))
+	if (!wps && !(v->seen & (SATFEED_SAT_SEEN_IDLE | SATFEED_SAT_SEEN_SVC))) {
+		/* with every rule off nothing is missing: ok once a window
+		 * closed */
+		if (eff->idle_near_permille == SATFEED_SAT_RULE_OFF &&
+		    eff->idle_full_permille == SATFEED_SAT_RULE_OFF &&
+		    eff->svc_near_permille == SATFEED_SAT_RULE_OFF &&
+		    eff->svc_full_permille == SATFEED_SAT_RULE_OFF &&
+		    eff->wps_near_permille == SATFEED_SAT_RULE_OFF &&
+		    eff->wps_full_permille == SATFEED_SAT_RULE_OFF &&
+		    rise == SATFEED_SAT_RULE_OFF &&
+		    (v->seen & (SATFEED_SAT_SEEN_SEND | SATFEED_SAT_SEEN_RECV |
+				SATFEED_SAT_SEEN_POLL)))
+			return SATFEED_SAT_OK;
 		return SATFEED_SAT_UNKNOWN;
+	}
 	if (wps) {
 		if (satfeed_sat_below(v->wps_avg_permille,
 				      eff->wps_full_permille))

@@ -337,6 +337,9 @@ static void test_rules_off(void)
 	};
 
 	fresh();
+	ASSERT_EQ(win(&off, SEND, 0, 0, 0), SATFEED_SAT_OK,
+		  "every rule off: ok once a window closed");
+	fresh();
 	tick(&off, 1, 1000, 1000);
 	send_win(&off, 1000);
 	send_win(&off, 0);
