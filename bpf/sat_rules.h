@@ -110,7 +110,8 @@ static __always_inline bool satfeed_sat_above(__u64 v, __u32 limit)
 /* floor(1000 * svc_avg / svc_base) of v, the service time against its
  * baseline (permille); 0 without a baseline.  svc_avg below 2^53 ns (104
  * days), so the product fits. */
-static __always_inline __u64 satfeed_sat_svc_permille(const struct satfeed_verdict *v)
+static __always_inline __u64
+satfeed_sat_svc_permille(const struct satfeed_verdict *v)
 {
 	__u64 avg = v->svc_avg_ns;
 
@@ -347,7 +348,8 @@ satfeed_sat_tick(struct satfeed_verdict *v, const struct satfeed_sat_rules *r,
  * during the pause does not bring the old state back and a burst after it
  * must last to read FULL again.  The engine's timer calls it when the
  * target becomes quiet, and again while it stays quiet whenever a window's
- * evaluation dropped SATFEED_SAT_WHY_QUIET.  Returns 1 when the state changed, else 0.
+ * evaluation dropped SATFEED_SAT_WHY_QUIET.  Returns 1 when the state
+ * changed, else 0.
  */
 static __always_inline int satfeed_sat_quiet(struct satfeed_verdict *v,
 					     __u64 now)
