@@ -31,6 +31,7 @@ struct scx_env {
 	bool stats;
 	bool json;
 	bool verbose;
+	bool release_set;	/* --release-ms given, else from the engine */
 	unsigned int watchdog_ms; /* sched_ext_ops.timeout_ms; 0: kernel's */
 	unsigned int interval_ms;
 	double duration;	/* seconds, 0: until a signal */

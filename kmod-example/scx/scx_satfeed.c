@@ -43,7 +43,7 @@ struct scx_env env = {
 		.min_shared = 1,
 		.perf_base = SCX_SF_PERF_ONE / 2,
 		.period_ns = 10 * MS,
-		.release_ns = 2000 * MS,
+		.release_ns = 0,	/* 2 x the engine's age bound */
 		.grace_ns = 100 * MS,
 		.slice_ns = 5 * MS,
 		.policy = {
@@ -85,7 +85,9 @@ static void usage(FILE *f)
 "  --min-shared N         CPUs never reserved (default 1)\n"
 "  --max-reserved N       most CPUs reserved (default: all but --min-shared)\n"
 "  --perf-base N          perf target of unreserved CPUs, 0..1024 (default 512)\n"
-"  --release-ms N         no window for N ms: release (default 2000)\n"
+"  --release-ms N         no window for N ms: release (default: 2 x the\n"
+"                         engine's age bound, sf_info.max_age_ns, after\n"
+"                         which its own readers call it stopped)\n"
 "  --slice-us N           time slice (default 5000)\n"
 "  --hysteresis N --max-step N --rate-limit-ms N --stale-ms N\n"
 "                         the policy's settings (defaults 5, 25, 50, 1000)\n"
@@ -278,6 +280,14 @@ int main(int argc, char **argv)
 	err = sf_pins_open(&pins, env.root, why, sizeof(why));
 	if (err)
 		die(err, "%s", why);
+	/* a quiet target's windows say so within 1.5 x the age bound; none
+	 * for 2 x: the engine has stopped (bpf/satfeed.h) */
+	if (!c->release_ns && !pins.info.max_age_ns)
+		die(SF_EXIT_ABI, "satfeed's sf_info has no age bound (max_age_ns 0): give --release-ms");
+	if (!c->release_ns)
+		c->release_ns = 2 * pins.info.max_age_ns;
+	else
+		env.release_set = true;
 	for (__u32 i = 0; i < c->nr_targets; i++)
 		resolve_target(&pins, i);
 	if (bpf_map_get_info_by_fd(pins.streams_fd, &mi, &mlen))
@@ -291,10 +301,12 @@ int main(int argc, char **argv)
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	printf("scx_satfeed: %s on %u CPUs: %u targets, up to %u reserved (%u shared), period %llu ms, perf base %u\n",
+	printf("scx_satfeed: %s on %u CPUs: %u targets, up to %u reserved (%u shared), period %llu ms, perf base %u, release after %llu ms (%s)\n",
 	       c->dry_run ? "dry run (nothing enforced)" : "attached",
 	       c->nr_cpus, c->nr_targets, c->max_reserved, c->min_shared,
-	       (unsigned long long)(c->period_ns / MS), c->perf_base);
+	       (unsigned long long)(c->period_ns / MS), c->perf_base,
+	       (unsigned long long)(c->release_ns / MS),
+	       env.release_set ? "--release-ms" : "2 x the engine's age bound");
 	fflush(stdout);
 	while (!stop) {
 		unsigned int step = env.interval_ms;

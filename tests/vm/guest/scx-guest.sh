@@ -12,7 +12,8 @@
 #   - bad input (no engine, target not watched, too many reserved CPUs,
 #     another scheduler running) is refused with its exit code and leaves
 #     sched_ext disabled / the running scheduler in place; --dry-run
-#     decides without attaching
+#     decides without attaching; --release-ms defaults to 2 x the
+#     engine's age bound (sf_info.max_age_ns), a given one overrides it
 #   - /sys/kernel/sched_ext/state is enabled with ops "satfeed" while the
 #     scheduler runs, disabled after it exits
 #   - reserved CPUs and the reserved CPUs' perf target are higher at the
@@ -227,6 +228,15 @@ dry_run() {
 		grep -q '"dry_run":true' /tmp/dry.json && no_scx_left
 }
 check "--dry-run decides without attaching" dry_run
+# without --release-ms: 2 x the engine's age bound (sf_info.max_age_ns)
+release_default() {
+	local age
+	age=$(jget "$(satfeedctl show --json | tr -d '\n')" max_age_ns)
+	head -1 /tmp/dry.json
+	[ "${age:-0}" -gt 0 ] &&
+	grep -q "release after $((2 * age / 1000000)) ms (2 x the engine's age bound)" /tmp/dry.json
+}
+check "--release-ms defaults to 2 x the engine's age bound" release_default
 
 # ---- antagonists, the scheduler, low and high load ----
 ANTS=
@@ -237,6 +247,10 @@ done
 note "antagonists:$ANTS"
 
 check "scheduler attached: state enabled, ops satfeed" scx_start scx1
+# (the start line follows the attach, which scx_start waited for)
+check "an explicit --release-ms $RELEASE_MS overrides the engine's bound" \
+	wait_for 5 grep -q "release after $RELEASE_MS ms (--release-ms)" \
+	/tmp/scx1.json
 # the scheduler's object declares every engine map (satfeed_maps.bpf.h):
 # those it reads are the engine's, the others are not created at all
 one_map() { [ "$(bpftool map show 2>/dev/null | grep -c " name $1 ")" = 1 ]; }
