@@ -22,8 +22,10 @@
  *            the threads are busy, or wait for a CPU: work queues.
  *   svc_avg  at each tick with a new service window of at least
  *            SATFEED_SAT_SVC_MIN_SAMPLES samples: the first one's mean,
- *            then (svc_avg + mean) >> 1; svc_base the lowest such
- *            mean.  High against the base: requests wait inside the server
+ *            then a lower mean at once, a higher one (svc_avg + mean)
+ *            >> 1 (a rise must hold a few ticks; a fall is a queue that
+ *            drained, and a load that drops after a burst must not carry
+ *            the burst's figure); svc_base the lowest such mean.  High against the base: requests wait inside the server
  *            between their receive and their answer (threads behind a lock
  *            or a CPU), which the idle share cannot see when the serving
  *            threads never wait in the poll family (a thread per
@@ -320,10 +322,13 @@ satfeed_sat_tick(struct satfeed_verdict *v, const struct satfeed_sat_rules *r,
 		if (!(v->seen & SATFEED_SAT_SEEN_SVC)) {
 			v->svc_avg_ns = m;
 			v->svc_base_ns = m;
-		} else {
-			v->svc_avg_ns = (v->svc_avg_ns + m) >> 1;
+		} else if (m < v->svc_avg_ns) {
+			/* a falling mean at once: the queue has drained */
+			v->svc_avg_ns = m;
 			if (m < v->svc_base_ns)
 				v->svc_base_ns = m;
+		} else {
+			v->svc_avg_ns = (v->svc_avg_ns + m) >> 1;
 		}
 		v->seen |= SATFEED_SAT_SEEN_SVC;
 	}

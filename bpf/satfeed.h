@@ -586,9 +586,10 @@ struct satfeed_verdict {
 	 * SATFEED_SAT_SVC_MIN_SAMPLES samples moves the average.
 	 */
 	__u64 svc_avg_ns;	/* smoothed service time: the first such
-				 * window's mean_ns, then (svc_avg +
-				 * mean_ns) >> 1 at each (a load that
-				 * falls shows within a few ticks), ns */
+				 * window's mean_ns, then a lower mean_ns
+				 * at once, a higher one (svc_avg +
+				 * mean_ns) >> 1 (a rise shows within a
+				 * few ticks, a fall at the next), ns */
 	__u64 svc_base_ns;	/* its low-load baseline: the lowest such
 				 * window's mean_ns since the target was
 				 * added, ns */

@@ -69,7 +69,8 @@ struct sf_wait {
 	__u32 unslept;		/* an io_uring wait that has not gone to
 				 * sleep (yet): it counts only once it
 				 * has (satfeed_uring.bpf.h, sf_uring_sleep) */
-	__u64 end_ns;		/* when its last counted wait ended */
+	__u64 end_ns;		/* when its last counted wait ended, or
+				 * an unslept io_uring wait began */
 	__u64 mark;		/* sf_account(): counted among the threads of
 				 * this poll window (sf_thread_mark()) */
 	/* the thread's own slack, for the age tick (satfeed_age.bpf.h) */
@@ -493,9 +494,13 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 		/* an io_uring wait that found its completions there without
 		 * going to sleep is not slack, and not a wait: past capacity
 		 * every call finds some (sc is a constant at each call site:
-		 * the other waits do not test it) */
-		if (sc == SF_SC_URING_WAIT && w->unslept)
+		 * the other waits do not test it); the thread was busy, so
+		 * the age tick still counts it, with no slack: its start
+		 * stands in for the end (no clock read) */
+		if (sc == SF_SC_URING_WAIT && w->unslept) {
+			w->end_ns = start;
 			return 0;
+		}
 		now = bpf_ktime_get_ns();
 		w->end_ns = now;
 		hit.slot = w->slot;

@@ -13,7 +13,12 @@
  *    service time passes the default svc_full (6 times the baseline) and
  *    the verdict is full for
  *    it (SATFEED_SAT_WHY_SVC_FULL), with no wait syscall at all; quiet
- *    after the load, the average is back at the baseline and the verdict ok.
+ *    after the load, the average is back at the baseline and the verdict ok;
+ *  - a busy io_uring server: the thread serves back to back and looks for
+ *    completions with io_uring_enter(GETEVENTS), which finds them without
+ *    sleeping; those are no waits (satfeed_uring.bpf.h), but the thread
+ *    is still one that woke, with no slack, so the verdict is full for
+ *    it, not blind to it.
  * Each part checks the engine's figures against the definitions in
  * satfeed.h; the rules themselves are checked exactly in
  * tests/unit/test_sat_rules.c.
@@ -22,6 +27,7 @@
 #include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <liburing.h>
 
 #define TICK_T_NS	200000000ULL	/* T */
 
@@ -66,6 +72,7 @@ struct server {
 	int ep;			/* an epoll set the busy thread polls */
 	__u64 work_ns;		/* work per request before the answer */
 	bool poll;		/* epoll_wait (timeout 0) after each request */
+	struct io_uring *ring;	/* or io_uring_enter(GETEVENTS) on a NOP */
 	volatile bool stop;
 	long served;
 };
@@ -88,6 +95,13 @@ static void *serve(void *arg)
 		if (sv->poll) {
 			spin_ns(100000);
 			epoll_wait(sv->ep, &e, 1, 0);
+		}
+		if (sv->ring) {
+			spin_ns(100000);
+			io_uring_prep_nop(io_uring_get_sqe(sv->ring));
+			if (io_uring_submit_and_wait(sv->ring, 1) != 1)
+				return (void *)-1L;
+			io_uring_cq_advance(sv->ring, 1);
 		}
 		sv->served++;
 	}
@@ -167,6 +181,42 @@ close:
 	close(ev);
 }
 
+static void check_uring(const struct sf_pins *p, int slot)
+{
+	struct server sv = { .ep = -1 };
+	struct satfeed_verdict v;
+	struct io_uring r;
+	void *ret = NULL;
+	pthread_t t;
+
+	if (!ASSERT_OK(io_uring_queue_init(8, &r, 0), "io_uring_queue_init"))
+		return;
+	sv.ring = &r;
+	if (!tcp_pair(&sv))
+		goto close;
+	if (!ASSERT_OK(pthread_create(&t, NULL, serve, &sv), "serve"))
+		goto close;
+	if (ASSERT_TRUE(ticks(p, slot, 3, &v), "the timer ticks")) {
+		ASSERT_EQ(v.threads, 1, "the io_uring thread woke");
+		ASSERT_EQ(v.sleepers, 0, "no sleeper");
+		ASSERT_TRUE(v.slack_permille < SATFEED_SAT_IDLE_FULL_DEFAULT,
+			    "busy io_uring thread: slack %u permille, below %u",
+			    v.slack_permille, SATFEED_SAT_IDLE_FULL_DEFAULT);
+		ASSERT_EQ(v.state, SATFEED_SAT_FULL, "busy io_uring: full");
+		ASSERT_TRUE(v.why & SATFEED_SAT_WHY_IDLE_FULL,
+			    "why %#x has idle full", v.why);
+	}
+	sv.stop = true;
+	pthread_join(t, &ret);
+	ASSERT_TRUE(!ret && sv.served > 100, "served %ld requests", sv.served);
+close:
+	if (sv.c >= 0)
+		close(sv.c);
+	if (sv.s >= 0)
+		close(sv.s);
+	io_uring_queue_exit(&r);
+}
+
 static void check_service(const struct sf_pins *p, int slot)
 {
 	struct server sv = { .ep = -1 };
@@ -228,9 +278,9 @@ void test_verdict_tick(void)
 	struct sf_pins p;
 	int slot;
 
-	/* one engine per part: the first's idle figures stay out of the
-	 * second's, which waits for nothing */
-	for (int part = 0; part < 2; part++) {
+	/* one engine per part: one part's idle figures stay out of the
+	 * next's */
+	for (int part = 0; part < 3; part++) {
 		test_max_age_ns = TICK_T_NS;
 		skel = start_engine(SATFEED_WINDOW_SHIFT, false);
 		test_max_age_ns = 0;
@@ -240,8 +290,10 @@ void test_verdict_tick(void)
 		    ASSERT_OK(watch_self(&p, &slot), "watch self")) {
 			if (part == 0)
 				check_idle(&p, slot);
-			else
+			else if (part == 1)
 				check_service(&p, slot);
+			else
+				check_uring(&p, slot);
 		}
 		satfeed_bpf__destroy(skel);
 	}

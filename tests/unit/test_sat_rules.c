@@ -243,10 +243,13 @@ static void test_svc(void)
 	ASSERT_EQ(v.svc_avg_ns, 10000, "first mean: the average");
 	ASSERT_EQ(v.svc_base_ns, 10000, "first mean: the baseline");
 	tick(&zero, 1, 1000, 8000);
-	ASSERT_EQ(v.svc_avg_ns, (10000 + 8000) >> 1, "EWMA 1/2");
+	ASSERT_EQ(v.svc_avg_ns, 8000, "a lower mean: taken at once");
 	ASSERT_EQ(v.svc_base_ns, 8000, "baseline: the lowest mean");
+	tick(&zero, 1, 1000, 9000);
+	ASSERT_EQ(v.svc_avg_ns, (8000 + 9000) >> 1, "a higher one: EWMA 1/2");
+	ASSERT_EQ(v.svc_base_ns, 8000, "a higher mean is no baseline");
 	tick(&zero, 1, 1000, 0);
-	ASSERT_EQ(v.svc_avg_ns, (10000 + 8000) >> 1,
+	ASSERT_EQ(v.svc_avg_ns, (8000 + 9000) >> 1,
 		  "no new window: the average stays");
 	/* rise until near: 4x the baseline is not above it; means of 5x
 	 * never make it full */

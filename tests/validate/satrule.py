@@ -12,8 +12,8 @@ server's event-loop shape.
            SEEN_IDLE); low: the threads are busy or wait for a CPU
   svc_avg  from the service windows this reference sees: each new newest
            window with at least SVC_MIN_SAMPLES samples moves it, the
-           first one's mean, then (svc_avg + mean) >> 1; svc_base the
-           lowest such mean; svc = floor(1000 * svc_avg / svc_base)
+           first one's mean, then a lower mean at once, a higher one
+           (svc_avg + mean) >> 1; svc_base the lowest such mean; svc = floor(1000 * svc_avg / svc_base)
   UNKNOWN  until an idle share or a service mean is known
   FULL     idle < IDLE_FULL or svc > SVC_FULL
   NEAR     idle < IDLE_NEAR or svc > SVC_NEAR
@@ -131,9 +131,11 @@ class Rule:
         m = min(w["mean_ns"], 1 << 53)
         if self.svc_avg is None:
             self.svc_avg = self.svc_base = m
+        elif m < self.svc_avg:
+            self.svc_avg = m
+            self.svc_base = min(self.svc_base, m)
         else:
             self.svc_avg = (self.svc_avg + m) >> 1
-            self.svc_base = min(self.svc_base, m)
 
     def update(self, t):
         """t: one target of satfeedctl show --json."""

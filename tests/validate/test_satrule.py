@@ -52,20 +52,24 @@ def test_rule():
               want)
     check("either rule: the worse", satrule.state_of(200, 9000),
           satrule.FULL)
-    # service windows: the first sets avg and base, then EWMA 1/8, base min
+    # service windows: the first sets avg and base, then a lower mean at
+    # once, a higher one by EWMA 1/2; base the lowest
     r = satrule.Rule()
     r.update(reading(svc=[(1, 10000, 2048)]))
     check("first service window", (r.state, r.svc_avg, r.svc_base),
           (satrule.OK, 10000, 10000))
     r.update(reading(svc=[(1, 10000, 2048), (2, 8000, 100)]))
-    check("EWMA and base", (r.svc_avg, r.svc_base),
-          ((10000 + 8000) >> 1, 8000))
-    r.update(reading(svc=[(2, 8000, 100)]))
-    check("a window used once", r.svc_avg, (10000 + 8000) >> 1)
-    r.update(reading(svc=[(3, 1, 15)]))
+    check("a lower mean at once, and the base", (r.svc_avg, r.svc_base),
+          (8000, 8000))
+    r.update(reading(svc=[(3, 9000, 100)]))
+    check("a higher mean: EWMA 1/2, not the base", (r.svc_avg, r.svc_base),
+          ((8000 + 9000) >> 1, 8000))
+    r.update(reading(svc=[(3, 9000, 100)]))
+    check("a window used once", r.svc_avg, (8000 + 9000) >> 1)
+    r.update(reading(svc=[(4, 1, 15)]))
     check("too few samples: skipped", (r.svc_avg, r.svc_base),
-          ((10000 + 8000) >> 1, 8000))
-    avg, q = r.svc_avg, 3
+          ((8000 + 9000) >> 1, 8000))
+    avg, q = r.svc_avg, 4
     while r.state != satrule.FULL and q < 100:
         q += 1
         r.update(reading(svc=[(q, 200000, 2048)]))
