@@ -14,13 +14,20 @@
 /* What this process's send stream and discovery entry hold now. */
 struct snap {
 	struct satfeed_stream send;
-	struct satfeed_discover disc;
+	struct satfeed_discover disc;	/* zeroed without an entry */
+	bool has_disc;	/* sf_discover holds an entry for the slot */
 };
 
 static bool snap_read(const struct sf_pins *p, int slot, struct snap *s)
 {
-	return !read_stream(p, slot, SATFEED_STREAM_SEND, &s->send, true) &&
-	       !sf_discover_read(p, slot, &s->disc);
+	int err;
+
+	if (read_stream(p, slot, SATFEED_STREAM_SEND, &s->send, true))
+		return false;
+	memset(&s->disc, 0, sizeof(s->disc));
+	err = sf_discover_read(p, slot, &s->disc);
+	s->has_disc = !err;
+	return !err || err == -ENOENT;
 }
 
 struct fds {
@@ -148,6 +155,8 @@ static void test_streams(__u32 mode)
 	    !ASSERT_OK(watch_self_mask(&p, SATFEED_SC_ALL, &slot), "watch") ||
 	    !ASSERT_TRUE(snap_read(&p, slot, &before), "read"))
 		goto destroy;
+	/* sf_discover is sized by use: no entry (6 KiB) for this target */
+	ASSERT_TRUE(!before.has_disc, "not in discovery: no sf_discover entry");
 	make_calls(&f, &r);
 	if (!ASSERT_TRUE(snap_read(&p, slot, &after), "read"))
 		goto destroy;
@@ -217,6 +226,7 @@ static void test_discover(void)
 				       &slot), "watch in discovery") ||
 	    !ASSERT_TRUE(snap_read(&p, slot, &before), "read"))
 		goto destroy;
+	ASSERT_TRUE(before.has_disc, "in discovery: an sf_discover entry");
 	ASSERT_EQ(before.disc.gen, before.send.gen,
 		  "discovery entry reset for the target's generation");
 	make_calls(&f, &r);

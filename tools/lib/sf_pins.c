@@ -592,3 +592,10 @@ int sf_discover_reset(const struct sf_pins *p, __u32 slot, __u32 gen)
 
 	return bpf_map_update_elem(p->discover_fd, &slot, &d, 0) ? -errno : 0;
 }
+
+int sf_discover_drop(const struct sf_pins *p, __u32 slot)
+{
+	if (bpf_map_delete_elem(p->discover_fd, &slot) && errno != ENOENT)
+		return -errno;
+	return 0;
+}

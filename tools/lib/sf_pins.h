@@ -247,6 +247,13 @@ int sf_discover_read(const struct sf_pins *p, __u32 slot,
 int sf_discover_reset(const struct sf_pins *p, __u32 slot, __u32 gen);
 
 /*
+ * No discovery counts for slot: sf_discover is a hash without
+ * preallocation, so a slot that is not in discovery holds no entry (6 KiB
+ * each).  0 (none was there either) or -errno.
+ */
+int sf_discover_drop(const struct sf_pins *p, __u32 slot);
+
+/*
  * Empty the stream for generation gen, under its lock: the engine drops
  * every event of another generation from then on.  0 or -errno.
  */

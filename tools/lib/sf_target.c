@@ -170,13 +170,15 @@ static int index_insert(const struct sf_pins *p, const struct sf_selector *sel,
 }
 
 /*
- * Fresh rules (rules, NULL: the defaults), streams, verdict and discovery
- * counts in generation gen for slot, the rules and the verdict first: the
- * engine reads them only after a window of the new streams closed.  0, or
- * -errno with *what naming what was not reset.
+ * Fresh rules (rules, NULL: the defaults), streams, verdict and, for a
+ * target in discovery, discovery counts in generation gen for slot (any
+ * other target's slot holds none: the map is sized by use), the rules and
+ * the verdict first: the engine reads them only after a window of the new
+ * streams closed.  0, or -errno with *what naming what was not reset.
  */
 static int slot_reset(const struct sf_pins *p, __u32 slot, __u32 gen,
-		      const struct satfeed_sat_rules *rules, const char **what)
+		      const struct satfeed_sat_rules *rules, bool discover,
+		      const char **what)
 {
 	int err;
 
@@ -202,7 +204,8 @@ static int slot_reset(const struct sf_pins *p, __u32 slot, __u32 gen,
 	if (err)
 		return err;
 	*what = "the discovery counts";
-	return sf_discover_reset(p, slot, gen);
+	return discover ? sf_discover_reset(p, slot, gen) :
+			  sf_discover_drop(p, slot);
 }
 
 /*
@@ -222,7 +225,8 @@ static int publish(const struct sf_pins *p, __u32 slot,
 	const char *what;
 	int err;
 
-	err = slot_reset(p, slot, t->gen, rules, &what);
+	err = slot_reset(p, slot, t->gen, rules,
+			 t->sc_mask & SATFEED_SC_DISCOVER, &what);
 	if (err) {
 		snprintf(why, len, "cannot reset %s: %s", what, strerror(-err));
 		return SF_EXIT_ERROR;
