@@ -25,7 +25,8 @@
  *            then a lower mean at once, a higher one (svc_avg + mean)
  *            >> 1 (a rise must hold a few ticks; a fall is a queue that
  *            drained, and a load that drops after a burst must not carry
- *            the burst's figure); svc_base the lowest such mean.  High against the base: requests wait inside the server
+ *            the burst's figure); svc_base the lowest such mean.
+ *            High against the base: requests wait inside the server
  *            between their receive and their answer (threads behind a lock
  *            or a CPU), which the idle share cannot see when the serving
  *            threads never wait in the poll family (a thread per
