@@ -130,6 +130,34 @@ static bool tcp_pair(struct server *sv)
 	return ASSERT_TRUE(sv->c >= 0 && sv->s >= 0, "connect, accept");
 }
 
+static void tcp_close(struct server *sv)
+{
+	if (sv->c >= 0)
+		close(sv->c);
+	if (sv->s >= 0)
+		close(sv->s);
+}
+
+/* One busy thread (and `sleepers` sleepers) at the tick: full by idle. */
+static void check_busy_full(const struct satfeed_verdict *v, __u32 sleepers,
+			    const char *who)
+{
+	ASSERT_TRUE(v->sleepers == sleepers, "%s: sleepers %u, want %u", who,
+		    v->sleepers, sleepers);
+	ASSERT_TRUE(v->threads == 1, "%s: threads that woke %u, want 1", who,
+		    v->threads);
+	ASSERT_TRUE(v->slack_permille < SATFEED_SAT_IDLE_FULL_DEFAULT,
+		    "%s: slack %u permille, below %u", who, v->slack_permille,
+		    SATFEED_SAT_IDLE_FULL_DEFAULT);
+	ASSERT_EQ(v->idle_permille, v->slack_permille,
+		  "the rules judge the tick's slack");
+	ASSERT_TRUE(v->seen & SATFEED_SAT_SEEN_IDLE, "seen idle");
+	ASSERT_TRUE(v->state == SATFEED_SAT_FULL, "%s: state %u, want full",
+		    who, v->state);
+	ASSERT_TRUE(v->why & SATFEED_SAT_WHY_IDLE_FULL,
+		    "why %#x has idle full", v->why);
+}
+
 static void check_idle(const struct sf_pins *p, int slot)
 {
 	struct epoll_event e = { .events = EPOLLIN };
@@ -152,19 +180,8 @@ static void check_idle(const struct sf_pins *p, int slot)
 		goto wake;
 	}
 	/* a tick to start from, then two whole intervals */
-	if (ASSERT_TRUE(ticks(p, slot, 3, &v), "the timer ticks")) {
-		ASSERT_EQ(v.sleepers, 1, "the listener is a sleeper");
-		ASSERT_EQ(v.threads, 1, "the busy thread woke");
-		ASSERT_TRUE(v.slack_permille < SATFEED_SAT_IDLE_FULL_DEFAULT,
-			    "busy thread: slack %u permille, below %u",
-			    v.slack_permille, SATFEED_SAT_IDLE_FULL_DEFAULT);
-		ASSERT_EQ(v.idle_permille, v.slack_permille,
-			  "the rules judge the tick's slack");
-		ASSERT_TRUE(v.seen & SATFEED_SAT_SEEN_IDLE, "seen idle");
-		ASSERT_EQ(v.state, SATFEED_SAT_FULL, "busy: full");
-		ASSERT_TRUE(v.why & SATFEED_SAT_WHY_IDLE_FULL,
-			    "why %#x has idle full", v.why);
-	}
+	if (ASSERT_TRUE(ticks(p, slot, 3, &v), "the timer ticks"))
+		check_busy_full(&v, 1, "busy thread beside a listener");
 	sv.stop = true;
 	pthread_join(busy, NULL);
 	ASSERT_TRUE(sv.served > 100, "served %ld requests", sv.served);
@@ -172,10 +189,7 @@ wake:
 	ASSERT_EQ(write(ev, &one, sizeof(one)), sizeof(one), "wake");
 	pthread_join(sleep_t, NULL);
 close:
-	if (sv.c >= 0)
-		close(sv.c);
-	if (sv.s >= 0)
-		close(sv.s);
+	tcp_close(&sv);
 	close(sv.ep);
 	close(ep);
 	close(ev);
@@ -196,24 +210,13 @@ static void check_uring(const struct sf_pins *p, int slot)
 		goto close;
 	if (!ASSERT_OK(pthread_create(&t, NULL, serve, &sv), "serve"))
 		goto close;
-	if (ASSERT_TRUE(ticks(p, slot, 3, &v), "the timer ticks")) {
-		ASSERT_EQ(v.threads, 1, "the io_uring thread woke");
-		ASSERT_EQ(v.sleepers, 0, "no sleeper");
-		ASSERT_TRUE(v.slack_permille < SATFEED_SAT_IDLE_FULL_DEFAULT,
-			    "busy io_uring thread: slack %u permille, below %u",
-			    v.slack_permille, SATFEED_SAT_IDLE_FULL_DEFAULT);
-		ASSERT_EQ(v.state, SATFEED_SAT_FULL, "busy io_uring: full");
-		ASSERT_TRUE(v.why & SATFEED_SAT_WHY_IDLE_FULL,
-			    "why %#x has idle full", v.why);
-	}
+	if (ASSERT_TRUE(ticks(p, slot, 3, &v), "the timer ticks"))
+		check_busy_full(&v, 0, "busy io_uring thread");
 	sv.stop = true;
 	pthread_join(t, &ret);
 	ASSERT_TRUE(!ret && sv.served > 100, "served %ld requests", sv.served);
 close:
-	if (sv.c >= 0)
-		close(sv.c);
-	if (sv.s >= 0)
-		close(sv.s);
+	tcp_close(&sv);
 	io_uring_queue_exit(&r);
 }
 
@@ -266,10 +269,7 @@ static void check_service(const struct sf_pins *p, int slot)
 			  "quiet: the average restarts at the baseline");
 	}
 close:
-	if (sv.c >= 0)
-		close(sv.c);
-	if (sv.s >= 0)
-		close(sv.s);
+	tcp_close(&sv);
 }
 
 void test_verdict_tick(void)
