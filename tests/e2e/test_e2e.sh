@@ -61,7 +61,10 @@ sf_log "--- bpftool map dump equals satfeedctl show --json ---"
 # and what the figures are worth at that moment (their age_ns: now minus
 # a time that is compared, the partial window's time to close, closed or
 # partial): two reads differ there
-READ_TIMES='s/"read_begin_ns":[0-9]+,"read_end_ns":[0-9]+//; s/"(time_ns|now_ns)":[0-9]+,//g; s/"figures":\{[^}]*\},//g; s/"age_ns":[0-9]+/"age_ns":-/g'
+# The verdict's updated_ns is a heartbeat too: the age timer stamps a quiet
+# target's verdict at every tick (T/2) without changing it (ABI 5), so a
+# dump that spans a tick sees it move (CI did, 500 ms apart).
+READ_TIMES='s/"read_begin_ns":[0-9]+,"read_end_ns":[0-9]+//; s/"(time_ns|now_ns)":[0-9]+,//g; s/"figures":\{[^}]*\},//g; s/"age_ns":[0-9]+/"age_ns":-/g; s/"updated_ns":[0-9]+/"updated_ns":-/g'
 
 # ABI 4: after the load the age timer closes the partial windows (aged)
 # and, T after the last event, publishes a quiet window of each stream and
