@@ -79,7 +79,7 @@ fi
 sf_bpffs_mount || { echo "tests/run.sh: cannot mount bpffs" >&2; exit 1; }
 
 passed=0 failed=0 checks_ok=0 checks_bad=0 waited=0 t0=$(date +%s)
-failed_names=()
+failed_names=() failed_checks=()
 log=$(mktemp /tmp/satfeed-run.XXXXXX)
 trap 'rm -f "$log"' EXIT
 for s in "${suites[@]}"; do
@@ -105,6 +105,12 @@ for s in "${suites[@]}"; do
 		failed=$((failed + 1))
 		failed_names+=("$s")
 		echo "=== $s: FAILED ($(( $(date +%s) - start )) s)"
+		# the failed checks' names again, for the summary: a CI log is
+		# read from its tail, and a long suite's FAIL lines are far up
+		while IFS= read -r l; do
+			failed_checks+=("${file##*/}: $l")
+		done < <(sed -nE 's/^(FAIL|not ok [0-9]+) - (.*)$/\2/p' "$log" |
+			head -20)
 	fi
 	read -r ok bad < <(sed -nE 's/^(.*: )?([0-9]+) passed, ([0-9]+) failed$/\2 \3/p' "$log" | tail -1)
 	checks_ok=$((checks_ok + ${ok:-0}))
@@ -115,6 +121,9 @@ for s in "${suites[@]}"; do
 done
 for n in "${failed_names[@]}"; do
 	echo "failed suite: $n"
+done
+for n in "${failed_checks[@]}"; do
+	echo "failed check: $n"
 done
 if [ -d /sys/fs/bpf/satfeed ]; then
 	echo "tests left /sys/fs/bpf/satfeed behind"
