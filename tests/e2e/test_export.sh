@@ -416,6 +416,11 @@ ASSERT_EQ "unloaded: both exporters still run" "yes yes" \
 ASSERT_OK "load again" "$LOADER" load
 ASSERT_OK "watch the server again" "$CTL" add --pid "$SRV"
 ASSERT_OK "sfload 2000 req/s for 1.5 s" "$SFLOAD" --rate 2000 --duration 1.5 --json --no-progress "127.0.0.1:$SPORT"
+# the age tick closes the load's last, partial window up to one max-age
+# (1 s) and one tick (0.5 s) after it: wait that out, so that the scrape
+# and show --json below read the same windows (a run under load scraped
+# seq 3, then showed 4)
+sleep 2
 scrape "$URL"
 ASSERT_EQ "reloaded: satfeed_up 1" 1 "$(value satfeed_up)"
 ASSERT_EQ "reloaded: the new engine's one target" 1 "$(value satfeed_targets)"
