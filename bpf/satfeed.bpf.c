@@ -17,17 +17,16 @@
  * run-queue time of each wait (runq_ns): under CPU contention a server's
  * wait includes the time it stayed runnable after its wakeup, which is not
  * slack; the growth of the thread's scheduler run delay
- * (task->sched_info.run_delay) from wait entry to exit is that time.  After
- * a window closes, the target's verdict (sf_verdict: OK, NEAR or FULL, and
- * why) is updated from the newest figures and the target's rules, by the
- * pure function in sat_rules.h that user space shares.  Its default rule is
- * the waits per send, smoothed over send windows: a server below
- * saturation waits about once per request, a saturated one finds work
- * queued at every wait and waits rarely (the validation sweeps found the
- * knee with it, where the idle share and the dispersion, kept as optional
- * rules, did not).  It costs nothing per sample: at a send window's close
- * the poll stream's call count, kept anyway, is compared with its value at
- * the previous one.
+ * (task->sched_info.run_delay) from wait entry to exit is that time.  The
+ * target's verdict (sf_verdict: OK, NEAR or FULL, and why) follows from
+ * its figures and rules by the pure function in sat_rules.h that user
+ * space shares, evaluated at each window close and at each tick of the
+ * age timer (satfeed_age.bpf.h).  Its default rules judge queueing by two
+ * figures that do not depend on the event loop's shape (docs/validation.md,
+ * "Corpus"): the idle share of the threads that woke in the tick's
+ * interval, and the service time (receive to response, satfeed_resp.bpf.h)
+ * against its lowest mean.  Per sample they cost two additions to the
+ * waiting thread's task storage at a wait's end; the rest is per tick.
  *
  * Why this way: one bpf_spin_lock per (target, stream) serialises the update
  * of the previous-event time and the running sums, so every sample lands in
@@ -67,8 +66,8 @@
  *     then, outside it, the verdict under its own lock, in one non-inlined
  *     subprogram per program.  Each program has one sf_account() site
  *     (sf_sys_return() joins its families' paths before it), so the whole
- *     of it costs a program some 120 instructions (sf_sys_exit on 6.18:
- *     xlated 673 to 795), none of them on the per-sample path.
+ *     of it costs a program some 120 instructions (when it was added;
+ *     today's sizes: docs/performance.md), none on the per-sample path.
  *
  * Exactness and preemption: the kernel runs a tracing program at most once
  * per CPU at a time (bpf_prog_get_recursion_context(), prog->active) and
@@ -118,9 +117,11 @@
  * without a miss, so rescued > misses reveals it when nothing else was
  * lost.
  *
- * Where: this file holds the shipped programs only; the maps and the code
- * they run are in satfeed_engine.bpf.h and satfeed_account.bpf.h, which the
- * tests' BPF object (tests/kernel/progs/) includes as well.
+ * Where: this file holds every program of the engine and nothing else;
+ * the maps and the code the programs run are in the *.bpf.h headers
+ * (satfeed_engine.bpf.h includes the syscall side, satfeed_uring.bpf.h
+ * io_uring's, satfeed_age.bpf.h the timer's), which the tests' BPF object
+ * (tests/kernel/progs/) includes as well.
  */
 #include "satfeed_engine.bpf.h"
 #include "satfeed_uring.bpf.h"
@@ -246,6 +247,82 @@ int BPF_PROG(understudy, struct pt_regs *regs)				\
 
 SATFEED_SYSCALLS(SF_FEXIT)
 SATFEED_WAIT_SYSCALLS(SF_FENTRY)
+
+/* ---- every mode: io_uring requests and waits (satfeed_uring.bpf.h) ---- */
+
+SEC("tp_btf/io_uring_complete")
+int sf_uring_complete(__u64 *ctx)
+{
+	if (bpf_core_type_matches(btf_trace_io_uring_complete___cqe)) {
+		struct io_uring_cqe *cqe = (void *)ctx[2];
+
+		return sf_uring_cqe(ctx[0], (void *)ctx[1], cqe->user_data,
+				    cqe->res, cqe->flags);
+	}
+	/* before 6.15: (ctx, req, user_data, res, cflags, extra1, extra2) */
+	return sf_uring_cqe(ctx[0], (void *)ctx[1], ctx[2], (__s32)ctx[3],
+			    (__u32)ctx[4]);
+}
+
+/* A target's multishot RECV/RECVMSG is armed. */
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(sf_uring_submit, struct io_kiocb *req)
+{
+	return sf_uring_ms_note(req);
+}
+
+/*
+ * A request's poll wake-up queues the task work that runs it again: every
+ * multishot receive that is waiting for data passes here before the CQEs
+ * of the data that woke it (__io_poll_execute(), also when the receive
+ * asks to be requeued after MULTISHOT_MAX_RETRY), so one armed before the
+ * engine saw its submission is remembered by its next wake-up.
+ */
+SEC("tp_btf/io_uring_task_add")
+int BPF_PROG(sf_uring_task_add, struct io_kiocb *req, int mask)
+{
+	return sf_uring_ms_note(req);
+}
+
+/* ---- the wait: io_uring_enter(2) with IORING_ENTER_GETEVENTS ---- */
+
+/*
+ * The current thread's io_uring wait goes to sleep: its wait in progress,
+ * if it is a target's, now counts (sf_wait.unslept).  Every io_uring sleep
+ * of the machine passes here; a process that cannot be a target stops at
+ * its pid_slot byte, before the task storage lookup.
+ */
+SEC("tp_btf/io_uring_cqring_wait")
+int BPF_PROG(sf_uring_sleep, void *ring, int min_events)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct satfeed_config *cfg = sf_config_get();
+	struct sf_wait *w;
+
+	if (!cfg || !sf_maybe_target(cfg, task))
+		return 0;
+	w = bpf_task_storage_get(&sf_poll_start, task, NULL, 0);
+	if (w && w->unslept)
+		w->unslept = 0;
+	return 0;
+}
+
+/*
+ * fentry mode: the loader points these at __<arch>_sys_io_uring_enter.  The
+ * wait is the engine's, as for epoll_wait (tp_btf mode reaches the same
+ * code through sc_index): io_uring_enter is sc SF_SC_URING_WAIT there.
+ */
+SEC("fentry")
+int BPF_PROG(sf_uring_enter_e, struct pt_regs *regs)
+{
+	return sf_wait_enter(SF_SC_URING_WAIT, regs, true);
+}
+
+SEC("fexit")
+int BPF_PROG(sf_uring_enter_x, struct pt_regs *regs, long ret)
+{
+	return sf_sys_return(SF_SC_URING_WAIT, regs, ret);
+}
 
 /* ---- every mode: the connections a target accepts (satfeed_resp.bpf.h) ---- */
 

@@ -118,6 +118,18 @@
 #define SATFEED_MAX_AGE_NS_MIN		20000000ULL	/* 20 ms */
 #define SATFEED_MAX_AGE_NS_MAX		SATFEED_SAMPLE_CAP_NS
 
+/*
+ * 2 T for an age bound T (max_age_ns; 0: unknown, the default's): the
+ * engine's freshness bound that every consumer uses alike: a verdict whose
+ * tick is older has no engine behind it, and a target with no event for
+ * longer is quiet by the engine's word (its quiet windows are out by 1.5 T).
+ */
+static inline __attribute__((always_inline)) __u64
+satfeed_stale_ns(__u64 max_age_ns)
+{
+	return 2 * (max_age_ns ? max_age_ns : SATFEED_MAX_AGE_NS_DEFAULT);
+}
+
 /* Streams, in the order they appear in sf_streams (slot * 3 + stream). */
 enum satfeed_stream_id {
 	SATFEED_STREAM_SEND = 0,	/* gap between successive sends */

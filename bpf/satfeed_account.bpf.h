@@ -16,6 +16,7 @@
 #include <bpf/bpf_core_read.h>
 #include "satfeed.h"
 #include "satfeed_maps.bpf.h"
+#include "satfeed_state.bpf.h"
 #include "window_math.h"
 #include "sat_rules.h"
 
@@ -31,29 +32,6 @@
 
 /* Set by the loader between open and load. */
 const volatile __u32 window_shift = SATFEED_WINDOW_SHIFT;
-
-/*
- * Discovery counts (satfeed.h, struct satfeed_discover), by slot.  A hash
- * without preallocation: an entry (6 KiB) exists only for a slot that was
- * in discovery since the load (satfeedctl makes it when it starts one),
- * where an array took 395 KB at 64 targets whether anyone discovered or
- * not.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, SATFEED_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, struct satfeed_discover);
-} sf_discover SEC(".maps");
-
-/* Saturation rules per slot, written by user space only (satfeed.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SATFEED_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, struct satfeed_rules_slot);
-} sf_rules SEC(".maps");
 
 /*
  * Push hook: called after every window closes, outside the lock, with a

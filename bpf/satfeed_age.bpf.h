@@ -52,13 +52,6 @@
 /* T: set by the loader between open and load (--max-age) */
 const volatile __u64 max_age_ns = SATFEED_MAX_AGE_NS_DEFAULT;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct satfeed_age);
-} sf_age SEC(".maps");
-
 struct sf_age_ctx {
 	struct satfeed_age *a;
 	__u64 now;

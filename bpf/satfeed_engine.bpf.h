@@ -38,76 +38,6 @@ const volatile bool with_understudies = false;
  * io_uring_enter with GETEVENTS is a wait, as before */
 const volatile bool uring_sleep_seen = false;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct satfeed_config);
-} sf_config SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SATFEED_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, struct satfeed_index);
-} sf_pid_index SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SATFEED_MAX_TARGETS);
-	__type(key, __u64);
-	__type(value, struct satfeed_index);
-} sf_cgrp_index SEC(".maps");
-
-/* A wait in progress on one thread of a watched target. */
-struct sf_wait {
-	__u64 start_ns;		/* 0: no wait in progress */
-	__u32 slot;
-	__u32 gen;
-	__u64 run_delay;	/* the thread's sched_info.run_delay at entry */
-	__u32 discover;		/* the target is in discovery */
-	__u32 unslept;		/* an io_uring wait that has not gone to
-				 * sleep (yet): it counts only once it
-				 * has (satfeed_uring.bpf.h, sf_uring_sleep) */
-	__u64 end_ns;		/* when its last counted wait ended, or
-				 * an unslept io_uring wait began */
-	__u64 mark;		/* sf_account(): counted among the threads of
-				 * this poll window (sf_thread_mark()) */
-	/* the thread's own slack, for the age tick (satfeed_age.bpf.h) */
-	__u64 waited_ns;	/* its counted waits so far, ns */
-	__u64 runq_ns;		/* their run-queue time, ns */
-	__u64 tick_waited;	/* waited_ns + the wait in progress, at the
-				 * tick tick_ns */
-	__u64 tick_runq;	/* the same of runq_ns */
-	__u64 tick_ns;		/* the tick that last saw the thread */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct sf_wait);
-} sf_poll_start SEC(".maps");
-
-
-/*
- * The understudy protocol (bpf/satfeed.bpf.c, "Exactness and preemption"):
- * a primary program's first action leaves a receipt for its task on this
- * CPU (the syscall's pt_regs pointer, which every hook receives first);
- * the understudy, which runs after it for the same event, takes its task's
- * receipt, and finding none knows the kernel skipped the primary.  A
- * primary that finds another task's receipt not taken yet (that task is
- * between its two programs) keeps it in receipt_prev.  The per-CPU array
- * lookup is inlined by the verifier (6.10 on), and a value per CPU keeps
- * every CPU's receipts on its own cache lines.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct satfeed_understudy);
-} sf_understudy SEC(".maps");
-
 static __always_inline struct satfeed_understudy *sf_understudy_get(void)
 {
 	__u32 zero = 0;
@@ -452,7 +382,6 @@ static __always_inline int sf_wait_enter(__u32 sc, struct pt_regs *regs,
 	w->start_ns = bpf_ktime_get_ns();
 	return 0;
 }
-
 
 /* Any traced syscall returns on the current thread (SF_SC_URING_WAIT:
  * io_uring_enter, which only a wait begun by sf_wait_enter() counts). */

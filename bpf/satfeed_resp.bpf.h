@@ -35,32 +35,11 @@
 #define SF_CONN_ACCEPTED	(1U << 0)	/* a TCP connection it accepted */
 #define SF_CONN_DGRAM		(1U << 1)	/* an unconnected datagram socket */
 #define SF_CONN_WAITING		(1U << 2)	/* received; not answered yet */
-#define SF_CONN_MAX		4096		/* connections followed */
 
 /* The response stream, service time and per-connection state are kept;
  * false (satfeed-loader --no-responses, set between open and load): none
  * of this file runs, the verifier drops it, and sf_conn is one entry */
 const volatile bool with_responses = true;
-
-struct sf_conn_key {
-	__u64 sk;		/* struct sock address */
-	__u64 addrs;		/* skc_addrpair */
-	__u32 ports;		/* skc_portpair */
-	__u32 pad;
-};
-
-struct sf_conn {
-	__u32 flags;		/* SF_CONN_* */
-	__u32 slot;		/* the target's, when it was made */
-	__u64 recv_ns;		/* when the request's first receive returned */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, SF_CONN_MAX);
-	__type(key, struct sf_conn_key);
-	__type(value, struct sf_conn);
-} sf_conn SEC(".maps");
 
 /* The key of socket sk (an untrusted pointer: plain fault-safe loads). */
 static __always_inline void sf_conn_key_of(struct sock *sk,

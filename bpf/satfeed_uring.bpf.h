@@ -19,8 +19,9 @@
  * the ring's task work.  That task is matched to a target like a syscall's
  * caller: by tgid (pid_slot) or by its cgroup.
  *
- * Hooks, the same in both attach modes (tp_btf on the io_uring
- * tracepoints, which 6.12, 6.18 and 7.x all have with CONFIG_IO_URING):
+ * Hooks (their programs are in satfeed.bpf.c, the code they run here), the
+ * same in both attach modes (tp_btf on the io_uring tracepoints, which
+ * 6.12, 6.18 and 7.x all have with CONFIG_IO_URING):
  *  - io_uring_complete: every CQE the kernel posts.  Its arguments changed
  *    in 6.15 (user_data, res, cflags became a pointer to the CQE);
  *    bpf_core_type_matches() picks the layout at load time.
@@ -57,8 +58,8 @@
  *
  * Cost: a machine that makes no io_uring call runs none of this (the
  * tracepoints fire only inside io_uring).  A completion of a non-target
- * ring stops at the opcode table (opcode not counted) or, for a counted
- * opcode, at the owner's pid_slot byte: a few plain loads, no helper call
+ * ring stops at the owner's pid_slot byte, whatever its opcode (discovery
+ * counts every opcode of a target's rings): a few plain loads, no helper call
  * (with cgroup targets, one ancestor-cgroup lookup per level, as for a
  * syscall).  A request-less CQE stops at one load of sf_uring_ms_armed
  * while no target has a multishot receive in flight, else pays one hash
@@ -102,41 +103,6 @@ const __u8 sf_uring_member[SF_URING_OPCODES] = {
 };
 #undef SF_UR_OP_ENTRY
 
-/* A target's multishot receive, by ring and user_data. */
-struct sf_uring_ms_key {
-	__u64 ring;		/* struct io_ring_ctx address */
-	__u64 user_data;
-};
-
-struct sf_uring_ms {
-	__u32 slot;
-	__u32 gen;
-	__u32 discover_src;	/* discovery: its source; 0: its stream */
-	__u32 reserved;
-};
-
-/*
- * LRU: an entry whose last CQE was never seen (the ring was torn down with
- * the request in flight, the engine was replaced) ages out instead of
- * filling the map.  Engine private, not pinned.  An LRU map is allocated
- * whole at load (394 KB): sf_engine_configure() makes it one entry where
- * no multishot receive can be followed (no io_uring tracepoints or
- * REQ_F_APOLL_MULTISHOT, or io_uring disabled on the machine).
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct sf_uring_ms_key);
-	__type(value, struct sf_uring_ms);
-} sf_uring_ms SEC(".maps");
-
-/*
- * Multishot receives of targets in flight (armed minus ended; one the LRU
- * evicted, or re-armed under the same key, stays counted): 0 lets
- * request-less CQEs skip the hash.
- */
-__u64 sf_uring_ms_armed = 0;
-
 /*
  * Discovery (satfeedctl discover: a target with SATFEED_SC_DISCOVER in its
  * sc_mask, where the engine has it): every io_uring operation its rings
@@ -144,21 +110,9 @@ __u64 sf_uring_ms_armed = 0;
  * sf_discover_count() instead of the streams.  Sources: a member's
  * completions and its io_uring_enter waits at the member's sc_mask bit
  * (SATFEED_SC_URING_BIT), any other opcode N at SATFEED_SRC_URING_FIRST + N.
- * Without it in the engine this compiles to nothing.
+ * So a completion of any opcode goes on to its owner's pid_slot byte.
  */
-#ifdef SATFEED_SC_DISCOVER
-#define SF_UR_DISCOVERY			1
 #define SF_UR_DISCOVER(mask)		((mask) & SATFEED_SC_DISCOVER)
-#else
-#define SF_UR_DISCOVERY			0
-#define SF_UR_DISCOVER(mask)		0
-#define SATFEED_SRC_URING_FIRST		32
-static __always_inline void sf_discover_count(__u32 slot, __u32 gen,
-					      __u32 src, long ret,
-					      bool not_socket, __u64 wait_ns)
-{
-}
-#endif
 
 /* io_uring_complete's prototype from 6.15 on: the CQE, not its fields */
 typedef void (*btf_trace_io_uring_complete___cqe)(void *,
@@ -215,7 +169,7 @@ static __always_inline int sf_uring_aux_cqe(__u64 ring, __u64 user_data,
 	src = ms->discover_src;
 	if (!(cflags & SF_IORING_CQE_F_MORE))
 		sf_uring_ms_forget(&key);
-	if (SF_UR_DISCOVERY && src) {
+	if (src) {
 		sf_discover_count(slot, gen, src, res, false, 0);
 		return 0;
 	}
@@ -241,8 +195,6 @@ static __always_inline int sf_uring_cqe(__u64 ring, void *reqp,
 	if (op >= SF_URING_OPCODES)
 		return 0;
 	m = sf_uring_member[op];
-	if (!m && !SF_UR_DISCOVERY)
-		return 0;	/* not a member: most non-network CQEs stop here */
 	cfg = sf_config_get();
 	task = sf_uring_req_task(req);
 	if (!cfg || !task || !sf_find_target_of(cfg, task, false, &hit))
@@ -298,20 +250,6 @@ static __always_inline int sf_uring_cqe(__u64 ring, void *reqp,
 	return 0;
 }
 
-SEC("tp_btf/io_uring_complete")
-int sf_uring_complete(__u64 *ctx)
-{
-	if (bpf_core_type_matches(btf_trace_io_uring_complete___cqe)) {
-		struct io_uring_cqe *cqe = (void *)ctx[2];
-
-		return sf_uring_cqe(ctx[0], (void *)ctx[1], cqe->user_data,
-				    cqe->res, cqe->flags);
-	}
-	/* before 6.15: (ctx, req, user_data, res, cflags, extra1, extra2) */
-	return sf_uring_cqe(ctx[0], (void *)ctx[1], ctx[2], (__s32)ctx[3],
-			    (__u32)ctx[4]);
-}
-
 /*
  * A target's multishot RECV/RECVMSG, by its request: remember its ring and
  * tag for the CQEs that will come without the request.  One already
@@ -359,66 +297,6 @@ static __always_inline int sf_uring_ms_note(struct io_kiocb *req)
 	if (!bpf_map_update_elem(&sf_uring_ms, &key, &ms, BPF_NOEXIST))
 		__sync_fetch_and_add(&sf_uring_ms_armed, 1);
 	return 0;
-}
-
-/* A target's multishot RECV/RECVMSG is armed. */
-SEC("tp_btf/io_uring_submit_req")
-int BPF_PROG(sf_uring_submit, struct io_kiocb *req)
-{
-	return sf_uring_ms_note(req);
-}
-
-/*
- * A request's poll wake-up queues the task work that runs it again: every
- * multishot receive that is waiting for data passes here before the CQEs
- * of the data that woke it (__io_poll_execute(), also when the receive
- * asks to be requeued after MULTISHOT_MAX_RETRY), so one armed before the
- * engine saw its submission is remembered by its next wake-up.
- */
-SEC("tp_btf/io_uring_task_add")
-int BPF_PROG(sf_uring_task_add, struct io_kiocb *req, int mask)
-{
-	return sf_uring_ms_note(req);
-}
-
-/* ---- the wait: io_uring_enter(2) with IORING_ENTER_GETEVENTS ---- */
-
-/*
- * The current thread's io_uring wait goes to sleep: its wait in progress,
- * if it is a target's, now counts (sf_wait.unslept).  Every io_uring sleep
- * of the machine passes here; a process that cannot be a target stops at
- * its pid_slot byte, before the task storage lookup.
- */
-SEC("tp_btf/io_uring_cqring_wait")
-int BPF_PROG(sf_uring_sleep, void *ring, int min_events)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct satfeed_config *cfg = sf_config_get();
-	struct sf_wait *w;
-
-	if (!cfg || !sf_maybe_target(cfg, task))
-		return 0;
-	w = bpf_task_storage_get(&sf_poll_start, task, NULL, 0);
-	if (w && w->unslept)
-		w->unslept = 0;
-	return 0;
-}
-
-/*
- * fentry mode: the loader points these at __<arch>_sys_io_uring_enter.  The
- * wait is the engine's, as for epoll_wait (tp_btf mode reaches the same
- * code through sc_index): io_uring_enter is sc SF_SC_URING_WAIT there.
- */
-SEC("fentry")
-int BPF_PROG(sf_uring_enter_e, struct pt_regs *regs)
-{
-	return sf_wait_enter(SF_SC_URING_WAIT, regs, true);
-}
-
-SEC("fexit")
-int BPF_PROG(sf_uring_enter_x, struct pt_regs *regs, long ret)
-{
-	return sf_sys_return(SF_SC_URING_WAIT, regs, ret);
 }
 
 #endif /* __SATFEED_URING_BPF_H */

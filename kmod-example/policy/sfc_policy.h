@@ -97,7 +97,7 @@ static inline u64 sfc_policy_stale_ns(u32 stale_ms, u64 max_age_ns)
 {
 	if (stale_ms)
 		return (u64)stale_ms * SFC_NS_PER_MS;
-	return 2 * (max_age_ns ? max_age_ns : SATFEED_MAX_AGE_NS_DEFAULT);
+	return satfeed_stale_ns(max_age_ns);
 }
 
 /* Demand 0..100 for the signals, or -1 when they carry no information. */

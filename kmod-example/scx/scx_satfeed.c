@@ -285,7 +285,7 @@ int main(int argc, char **argv)
 	if (!c->release_ns && !pins.info.max_age_ns)
 		die(SF_EXIT_ABI, "satfeed's sf_info has no age bound (max_age_ns 0): give --release-ms");
 	if (!c->release_ns)
-		c->release_ns = 2 * pins.info.max_age_ns;
+		c->release_ns = satfeed_stale_ns(pins.info.max_age_ns);
 	else
 		env.release_set = true;
 	for (__u32 i = 0; i < c->nr_targets; i++)

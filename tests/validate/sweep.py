@@ -173,7 +173,15 @@ def capacity(a):
         rep, _, _ = run_level(a, rate, a.cap_duration)
         if not base_p99:
             base_p99.append(max(rep["p99_us"], 50.0))
-        ok = rep["served_rps"] >= 0.95 * rate and rep["timeouts"] == 0
+        # a timeout over TCP is an answer later than sfload waits: the
+        # latency blew up.  Over UDP (dns) it is a datagram the server's
+        # socket dropped, already missing from served.  With any loss a
+        # failure, the search stopped at dnsmasq's first lost datagrams,
+        # which come in bursts well below its capacity (3 lost at the 30%
+        # level, 84 at 70%), and the sweep then found no knee inside 150%
+        # of it (served 96% there)
+        lost_ok = (a.proto == "dns" or rep["timeouts"] == 0)
+        ok = rep["served_rps"] >= 0.95 * rate and lost_ok
         # p99 only with --cap-p99: the knee check needs a sweep that passes
         # the served knee, and p99 on this 2-CPU host blows up earlier
         blown = a.cap_p99 and rep["p99_us"] > 20 * base_p99[0]

@@ -151,7 +151,7 @@ __u32 sf_prog_streams(const char *name)
 
 	if (!strcmp(name, "sf_sys_enter"))
 		return poll;
-	/* the io_uring programs (bpf/satfeed_uring.bpf.h) */
+	/* the io_uring programs (bpf/satfeed.bpf.c) */
 	if (!strcmp(name, "sf_uring_complete"))
 		return 1U << SATFEED_STREAM_SEND | 1U << SATFEED_STREAM_RECV;
 	if (!strcmp(name, "sf_uring_submit") ||

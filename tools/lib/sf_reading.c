@@ -258,7 +258,7 @@ static bool engine_stopped(const struct satfeed_verdict *v, __u64 max_age_ns,
 {
 	__u64 last = v->tick_ns > v->updated_ns ? v->tick_ns : v->updated_ns;
 
-	return last && now > last && now - last > 2 * max_age_ns;
+	return last && now > last && now - last > satfeed_stale_ns(max_age_ns);
 }
 
 bool sf_svc_p99_ns(const struct satfeed_svc_hist *h, __u64 *p99_ns,

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * satfeed_state.bpf.h - the engine's private maps: every map that a BPF
+ * consumer does not read (those are in satfeed_maps.bpf.h), with the
+ * records they hold.  Some are pinned for satfeedctl and the loader to
+ * write (sf_config, the indexes, sf_rules, sf_discover) or to inspect
+ * (sf_poll_start, sf_age: satfeed.h, SATFEED_PIN_*); the rest live only as
+ * long as the engine.  One place, so that what the engine keeps, and what
+ * it costs in memory (docs/performance.md, "map memory"), reads from one
+ * file; the code that uses each map says how.
+ *
+ * Included by satfeed_account.bpf.h, so every engine header and the tests'
+ * BPF object (tests/kernel/progs/) see the same maps.
+ */
+#ifndef __SATFEED_STATE_BPF_H
+#define __SATFEED_STATE_BPF_H
+
+#include "satfeed.h"
+
+/* ---- which target an event belongs to (satfeed_engine.bpf.h) ---- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct satfeed_config);
+} sf_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SATFEED_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct satfeed_index);
+} sf_pid_index SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SATFEED_MAX_TARGETS);
+	__type(key, __u64);
+	__type(value, struct satfeed_index);
+} sf_cgrp_index SEC(".maps");
+
+/* ---- per target: rules and discovery counts (satfeed_account.bpf.h) ---- */
+
+/*
+ * Discovery counts (satfeed.h, struct satfeed_discover), by slot.  A hash
+ * without preallocation: an entry (6 KiB) exists only for a slot that was
+ * in discovery since the load (satfeedctl makes it when it starts one),
+ * where an array took 395 KB at 64 targets whether anyone discovered or
+ * not.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, SATFEED_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct satfeed_discover);
+} sf_discover SEC(".maps");
+
+/* Saturation rules per slot, written by user space only (satfeed.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SATFEED_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct satfeed_rules_slot);
+} sf_rules SEC(".maps");
+
+/* ---- per thread of a target: its wait in progress ---- */
+
+/* A wait in progress on one thread of a watched target. */
+struct sf_wait {
+	__u64 start_ns;		/* 0: no wait in progress */
+	__u32 slot;
+	__u32 gen;
+	__u64 run_delay;	/* the thread's sched_info.run_delay at entry */
+	__u32 discover;		/* the target is in discovery */
+	__u32 unslept;		/* an io_uring wait that has not gone to
+				 * sleep (yet): it counts only once it
+				 * has (satfeed_uring.bpf.h, sf_uring_sleep) */
+	__u64 end_ns;		/* when its last counted wait ended, or
+				 * an unslept io_uring wait began */
+	__u64 mark;		/* sf_account(): counted among the threads of
+				 * this poll window (sf_thread_mark()) */
+	/* the thread's own slack, for the age tick (satfeed_age.bpf.h) */
+	__u64 waited_ns;	/* its counted waits so far, ns */
+	__u64 runq_ns;		/* their run-queue time, ns */
+	__u64 tick_waited;	/* waited_ns + the wait in progress, at the
+				 * tick tick_ns */
+	__u64 tick_runq;	/* the same of runq_ns */
+	__u64 tick_ns;		/* the tick that last saw the thread */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sf_wait);
+} sf_poll_start SEC(".maps");
+
+/* ---- per CPU: the understudies' receipts (satfeed.bpf.c) ---- */
+
+/*
+ * The understudy protocol (bpf/satfeed.bpf.c, "Exactness and preemption"):
+ * a primary program's first action leaves a receipt for its task on this
+ * CPU (the syscall's pt_regs pointer, which every hook receives first);
+ * the understudy, which runs after it for the same event, takes its task's
+ * receipt, and finding none knows the kernel skipped the primary.  A
+ * primary that finds another task's receipt not taken yet (that task is
+ * between its two programs) keeps it in receipt_prev.  The per-CPU array
+ * lookup is inlined by the verifier (6.10 on), and a value per CPU keeps
+ * every CPU's receipts on its own cache lines.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct satfeed_understudy);
+} sf_understudy SEC(".maps");
+
+/* ---- the age timer (satfeed_age.bpf.h) ---- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct satfeed_age);
+} sf_age SEC(".maps");
+
+/* ---- per connection: the response stream (satfeed_resp.bpf.h) ---- */
+
+#define SF_CONN_MAX		4096		/* connections followed */
+
+struct sf_conn_key {
+	__u64 sk;		/* struct sock address */
+	__u64 addrs;		/* skc_addrpair */
+	__u32 ports;		/* skc_portpair */
+	__u32 pad;
+};
+
+struct sf_conn {
+	__u32 flags;		/* SF_CONN_* */
+	__u32 slot;		/* the target's, when it was made */
+	__u64 recv_ns;		/* when the request's first receive returned */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SF_CONN_MAX);
+	__type(key, struct sf_conn_key);
+	__type(value, struct sf_conn);
+} sf_conn SEC(".maps");
+
+/* ---- per multishot receive: io_uring (satfeed_uring.bpf.h) ---- */
+
+/* A target's multishot receive, by ring and user_data. */
+struct sf_uring_ms_key {
+	__u64 ring;		/* struct io_ring_ctx address */
+	__u64 user_data;
+};
+
+struct sf_uring_ms {
+	__u32 slot;
+	__u32 gen;
+	__u32 discover_src;	/* discovery: its source; 0: its stream */
+	__u32 reserved;
+};
+
+/*
+ * LRU: an entry whose last CQE was never seen (the ring was torn down with
+ * the request in flight, the engine was replaced) ages out instead of
+ * filling the map.  Engine private, not pinned.  An LRU map is allocated
+ * whole at load (394 KB): sf_engine_configure() makes it one entry where
+ * no multishot receive can be followed (no io_uring tracepoints or
+ * REQ_F_APOLL_MULTISHOT, or io_uring disabled on the machine).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct sf_uring_ms_key);
+	__type(value, struct sf_uring_ms);
+} sf_uring_ms SEC(".maps");
+
+/*
+ * Multishot receives of targets in flight (armed minus ended; one the LRU
+ * evicted, or re-armed under the same key, stays counted): 0 lets
+ * request-less CQEs skip the hash.
+ */
+__u64 sf_uring_ms_armed = 0;
+
+#endif /* __SATFEED_STATE_BPF_H */
