@@ -25,10 +25,12 @@
  * sf_conn is an LRU hash, so closed connections need no hook: their
  * records age out.
  *
- * Included by satfeed_engine.bpf.h, after the fd helpers it uses.
+ * Included by satfeed_engine.bpf.h, whose syscall paths call it.
  */
 #ifndef __SATFEED_RESP_BPF_H
 #define __SATFEED_RESP_BPF_H
+
+#include "satfeed_target.bpf.h"
 
 #define SF_SOCK_DGRAM		2
 #define SF_TCP_ESTABLISHED	1

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * conn.c - the target policy (loopback only unless --allow-addr) and the
- * connections, opened within CONNECT_TIMEOUT_NS.
+ * connections, opened within CONNECT_TIMEOUT_NS, and the blocking send on
+ * one that the sender and the memcached preload share.
  */
 #include "sfload.h"
 
@@ -165,4 +166,33 @@ int open_connections(void)
 out_free_res:
 	freeaddrinfo(res);
 	return ret;
+}
+
+/*
+ * Blocking send of all len bytes.  Fails with errno EAGAIN when blocked past
+ * the hard deadline or asked to stop, or with the error of send(2).
+ */
+int send_all(int fd, const unsigned char *p, size_t len)
+{
+	ssize_t n;
+
+	while (len) {
+		n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				if (atomic_load(&run.stop) ||
+				    sf_now_ns() > run.hard_deadline) {
+					errno = EAGAIN;
+					return -1;
+				}
+				continue;
+			}
+			return -1;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
 }

@@ -12,35 +12,6 @@ static void sleep_until(uint64_t t)
 	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 }
 
-/*
- * Blocking send of all len bytes.  Fails with errno EAGAIN when blocked past
- * the hard deadline or asked to stop, or with the error of send(2).
- */
-int send_all(int fd, const unsigned char *p, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = send(fd, p, len, MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				if (atomic_load(&run.stop) ||
-				    sf_now_ns() > run.hard_deadline) {
-					errno = EAGAIN;
-					return -1;
-				}
-				continue;
-			}
-			return -1;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
 void *sender_run(void *arg)
 {
 	const unsigned char *value = arg;

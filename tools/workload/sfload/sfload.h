@@ -174,6 +174,7 @@ void parse_args(int argc, char **argv);
 
 /* conn.c */
 int open_connections(void);
+int send_all(int fd, const unsigned char *p, size_t len);
 
 /* proto.c */
 const char *proto_name(void);
@@ -194,7 +195,6 @@ int dns_parse(const unsigned char *p, size_t len, uint64_t *idx,
 	      bool *is_err);
 
 /* send.c */
-int send_all(int fd, const unsigned char *p, size_t len);
 void *sender_run(void *arg);
 
 /* recv.c */
