@@ -334,6 +334,15 @@ int BPF_PROG(sf_accept, struct sock *sk, void *arg, struct sock *newsk)
 	return 0;
 }
 
+/* every mode: a target's TCP connection closes (satfeed_resp.bpf.h); not
+ * loaded without the response stream (sf_engine_configure) */
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(sf_conn_close, struct sock *sk, int oldstate, int newstate)
+{
+	sf_conn_state(sk, newstate);
+	return 0;
+}
+
 /* ---- every mode: a watched process or cgroup that ends is marked gone ---- */
 
 /* The target ix points to, when it is still that generation and kind. */

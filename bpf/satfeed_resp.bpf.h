@@ -3,14 +3,19 @@
  * satfeed_resp.bpf.h - the response stream (satfeed.h, SATFEED_STREAM_RESP):
  * which sends answer a request.
  *
- * Per connection, one small record in sf_conn, keyed by the socket: its
- * struct sock address and 4-tuple (a socket freed and reallocated at the
- * same address for another connection has another tuple).  A record exists
- * only for a target's client-facing connections:
- *  - a TCP socket the target accepted: made at the kernel's
- *    inet_csk_accept() return (sf_accept, fexit: it runs in the accepting
- *    task), so a proxy's connect()ed backend sockets never have one;
+ * Per connection, one small record, keyed by the socket: its struct sock
+ * address, addresses and peer port (a socket freed and reallocated at the
+ * same address for another connection has another peer).  A record exists only for a
+ * target's client-facing connections:
+ *  - a socket the target accepted: made at accept's return (tp_btf mode,
+ *    sys_exit) or the kernel's inet_csk_accept() return (fentry mode,
+ *    sf_accept), both in the accepting task, so a proxy's connect()ed
+ *    backend sockets never have one;
  *  - an unconnected datagram socket, at its first receive.
+ * A TCP connection's record is in sf_conn, a hash that holds it until the
+ * connection's TCP_CLOSE (sf_conn_close, on the inet_sock_set_state
+ * tracepoint); the others (datagram, AF_UNIX) are in the LRU sf_conn_other,
+ * since nothing traces their close (satfeed_state.bpf.h).
  * A receive on such a connection marks it waiting (and keeps when the
  * request began, for the service time); the first send-family event on it
  * while waiting is a response: the mark is cleared and the response stream
@@ -22,8 +27,9 @@
  * response adds the locked window updates of the response and service-time
  * streams, in a subprogram, and one atomic add to its service-time
  * histogram (sf_svc_hist).
- * sf_conn is an LRU hash, so closed connections need no hook: their
- * records age out.
+ * Closing: every TCP state change of the machine runs sf_conn_close,
+ * which returns at once unless the state is TCP_CLOSE, and then does one
+ * hash lookup (a delete with it when the connection was a target's).
  *
  * Included by satfeed_engine.bpf.h, whose syscall paths call it.
  */
@@ -33,7 +39,10 @@
 #include "satfeed_target.bpf.h"
 
 #define SF_SOCK_DGRAM		2
+#define SF_IPPROTO_TCP		6
 #define SF_TCP_ESTABLISHED	1
+#define SF_TCP_CLOSE		7
+#define SF_E2BIG		7
 #define SF_CONN_ACCEPTED	(1U << 0)	/* a TCP connection it accepted */
 #define SF_CONN_DGRAM		(1U << 1)	/* an unconnected datagram socket */
 #define SF_CONN_WAITING		(1U << 2)	/* received; not answered yet */
@@ -51,8 +60,19 @@ static __always_inline void sf_conn_key_of(struct sock *sk,
 
 	k->sk = (__u64)sk;
 	k->addrs = s->__sk_common.skc_addrpair;
-	k->ports = s->__sk_common.skc_portpair;
+	/* not the local port: a closing socket releases it (inet_put_port()
+	 * zeroes skc_num) before inet_sock_set_state reports TCP_CLOSE */
+	k->dport = s->__sk_common.skc_dport;
 	k->pad = 0;
+	k->pad2 = 0;
+}
+
+/* The map that holds sk's record: sf_conn for TCP, else sf_conn_other. */
+static __always_inline void *sf_conn_map(struct sock *sk)
+{
+	if (bpf_core_cast(sk, struct sock)->sk_protocol == SF_IPPROTO_TCP)
+		return &sf_conn;
+	return &sf_conn_other;
 }
 
 /* The struct sock of fd of task, NULL when it is not a socket. */
@@ -103,7 +123,7 @@ static __always_inline void sf_response(struct task_struct *task,
 	if (!sk)
 		return;
 	sf_conn_key_of(sk, &k);
-	c = bpf_map_lookup_elem(&sf_conn, &k);
+	c = bpf_map_lookup_elem(sf_conn_map(sk), &k);
 	if (stream == SATFEED_STREAM_RECV) {
 		if (!c) {
 			struct sock *s = bpf_core_cast(sk, struct sock);
@@ -115,7 +135,7 @@ static __always_inline void sf_response(struct task_struct *task,
 
 			if (s->sk_type == SF_SOCK_DGRAM &&
 			    s->__sk_common.skc_state != SF_TCP_ESTABLISHED)
-				bpf_map_update_elem(&sf_conn, &k, &n,
+				bpf_map_update_elem(&sf_conn_other, &k, &n,
 						    BPF_NOEXIST);
 			return;
 		}
@@ -155,7 +175,22 @@ static __always_inline void sf_conn_accepted(struct sock *newsk)
 		return;
 	n.slot = hit.slot;
 	sf_conn_key_of(newsk, &k);
-	bpf_map_update_elem(&sf_conn, &k, &n, BPF_ANY);
+	if (bpf_map_update_elem(sf_conn_map(newsk), &k, &n, BPF_ANY) ==
+	    -SF_E2BIG)
+		__sync_fetch_and_add(&sf_conn_full, 1);
+}
+
+/* sk (any TCP socket of the machine) changed state to newstate. */
+static __always_inline void sf_conn_state(struct sock *sk, int newstate)
+{
+	struct sf_conn_key k;
+
+	if (!with_responses || newstate != SF_TCP_CLOSE)
+		return;
+	sf_conn_key_of(sk, &k);
+	/* the lookup takes no lock: most closing sockets are not targets' */
+	if (bpf_map_lookup_elem(&sf_conn, &k))
+		bpf_map_delete_elem(&sf_conn, &k);
 }
 
 /* tp_btf mode: accept or accept4 of the current task returned fd. */

@@ -128,13 +128,15 @@ struct {
 
 /* ---- per connection: the response stream (satfeed_resp.bpf.h) ---- */
 
-#define SF_CONN_MAX		4096		/* connections followed */
+#define SF_CONN_MAX		4096		/* TCP connections followed */
+#define SF_CONN_OTHER_MAX	256		/* other sockets followed */
 
 struct sf_conn_key {
 	__u64 sk;		/* struct sock address */
 	__u64 addrs;		/* skc_addrpair */
-	__u32 ports;		/* skc_portpair */
-	__u32 pad;
+	__u16 dport;		/* skc_dport, the peer's port */
+	__u16 pad;
+	__u32 pad2;
 };
 
 struct sf_conn {
@@ -143,12 +145,41 @@ struct sf_conn {
 	__u64 recv_ns;		/* when the request's first receive returned */
 };
 
+/*
+ * A target's accepted TCP connections.  A hash without preallocation: an
+ * entry (about 100 bytes) exists from the accept to the connection's
+ * TCP_CLOSE (sf_conn_close), so an engine whose targets hold no
+ * connection keeps only the bucket array (16 bytes an entry of
+ * max_entries), where a preallocated LRU took 427 KB at load.  Full (4096
+ * connections of targets open at once): a new connection is not followed
+ * until one closes (sf_conn_full counts them).
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, SF_CONN_MAX);
 	__type(key, struct sf_conn_key);
 	__type(value, struct sf_conn);
 } sf_conn SEC(".maps");
+
+/*
+ * The other sockets a target answers on: its unconnected datagram sockets
+ * and the non-TCP streams it accepts (AF_UNIX).  No tracepoint says when
+ * one closes, so an LRU: a closed one's entry ages out.  There are few
+ * (a UDP server has one socket a port, not one a client), so 256 entries
+ * (27 KB) hold them; a unix-socket server with more connections than that
+ * sees its oldest idle ones evicted, and their next request counts no
+ * response.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SF_CONN_OTHER_MAX);
+	__type(key, struct sf_conn_key);
+	__type(value, struct sf_conn);
+} sf_conn_other SEC(".maps");
+
+/* Accepted TCP connections of targets not followed: sf_conn was full. */
+__u64 sf_conn_full = 0;
 
 /* ---- per multishot receive: io_uring (satfeed_uring.bpf.h) ---- */
 
@@ -166,23 +197,27 @@ struct sf_uring_ms {
 };
 
 /*
- * LRU: an entry whose last CQE was never seen (the ring was torn down with
- * the request in flight, the engine was replaced) ages out instead of
- * filling the map.  Engine private, not pinned.  An LRU map is allocated
- * whole at load (394 KB): sf_engine_configure() makes it one entry where
- * no multishot receive can be followed (no io_uring tracepoints or
- * REQ_F_APOLL_MULTISHOT, or io_uring disabled on the machine).
+ * A hash without preallocation: an entry exists from the receive's arming
+ * to its last CQE (one without IORING_CQE_F_MORE, which a cancellation,
+ * the ring's teardown included, also posts), so memory follows the
+ * multishot receives in flight; the bucket array (64 KB) stays.
+ * sf_engine_configure() makes it one entry where no multishot receive can
+ * be followed (no io_uring tracepoints or REQ_F_APOLL_MULTISHOT, or
+ * io_uring disabled on the machine).  Engine private, not pinned.  Full: a
+ * receive armed then is not followed (its CQEs count as the request-less
+ * ones do).
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 4096);
 	__type(key, struct sf_uring_ms_key);
 	__type(value, struct sf_uring_ms);
 } sf_uring_ms SEC(".maps");
 
 /*
- * Multishot receives of targets in flight (armed minus ended; one the LRU
- * evicted, or re-armed under the same key, stays counted): 0 lets
+ * Multishot receives of targets in flight (armed minus ended; one whose
+ * last CQE was missed stays counted): 0 lets
  * request-less CQEs skip the hash.
  */
 __u64 sf_uring_ms_armed = 0;

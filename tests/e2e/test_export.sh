@@ -156,7 +156,7 @@ scrape "$URL"
 ASSERT_EQ "engine loaded: satfeed_up 1 at the next scrape" 1 "$(value satfeed_up)"
 ASSERT_MATCH "engine loaded: logged once" "reading the engine at $SF_PIN_ROOT \(satfeed_up 1\)" "$(cat "$EXP_STDERR")"
 ABI=$(sf_abi_version)
-ASSERT_EQ "engine info" 1 "$(value 'satfeed_engine_info\{abi_version="'"$ABI"'",attach_mode="[a-z_]+",window_samples="2048",history="16",max_targets="64"\}')"
+ASSERT_EQ "engine info" 1 "$(value 'satfeed_engine_info\{abi_version="'"$ABI"'",attach_mode="[a-z_]+",window_samples="2048",history="'"$(sf_history)"'",max_targets="64"\}')"
 ASSERT_EQ "no targets yet" 0 "$(value satfeed_targets)"
 
 ######################################################################

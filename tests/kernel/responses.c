@@ -13,11 +13,15 @@
  *    whose sum lies between the bounds the test's own clock readings
  *    around each receive and send give; its histogram (sf_svc_hist) counts
  *    K more, each in a bucket those bounds allow.
+ *  - the connections' records (sf_conn): one per accepted TCP connection
+ *    while it is open, none once it closed, by an orderly close (FIN) or
+ *    an abort (RST); the client's connect()ed sockets have none.
  * The client side runs in this process too: its connect()ed sockets must
  * never count.
  */
 #include "test_kernel.h"
 #include <fcntl.h>
+#include <time.h>
 #include <netinet/in.h>
 #include <sys/sendfile.h>
 #include <sys/uio.h>
@@ -317,6 +321,69 @@ out:
 	close(lfd);
 }
 
+/* Wait up to 2 s for fd's map to hold want entries; what it held. */
+static long entries_settle(int fd, long want)
+{
+	long n = map_entries(fd);
+
+	for (int i = 0; i < 200 && n != want; i++) {
+		usleep(10000);
+		n = map_entries(fd);
+	}
+	return n;
+}
+
+#define CONNS	8
+
+/* Accept CONNS connections, then close half orderly, half by reset. */
+static void check_conn_life(struct satfeed_bpf *skel)
+{
+	int fd = bpf_map__fd(skel->maps.sf_conn);
+	int lfd, c[CONNS], s[CONNS];
+	struct sockaddr_in a;
+	long base;
+
+	for (int i = 0; i < CONNS; i++)
+		c[i] = s[i] = -1;
+	base = entries_settle(fd, 0);
+	if (!ASSERT_EQ(base, 0, "sf_conn: no records before the connections"))
+		return;
+	lfd = listen_tcp(&a);
+	if (!ASSERT_TRUE(lfd >= 0, "listen"))
+		return;
+	for (int i = 0; i < CONNS; i++) {
+		c[i] = connect_tcp(&a);
+		s[i] = accept(lfd, NULL, NULL);
+		if (!ASSERT_TRUE(c[i] >= 0 && s[i] >= 0, "connect, accept %d",
+				 i))
+			goto out;
+	}
+	ASSERT_EQ(map_entries(fd), CONNS,
+		  "sf_conn: one record per accepted connection, none per connect()");
+	for (int i = 0; i < CONNS; i++) {
+		if (i & 1) {
+			struct linger l = { .l_onoff = 1, .l_linger = 0 };
+
+			/* close with RST: TCP_CLOSE at once */
+			setsockopt(s[i], SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+		}
+		close(s[i]);
+		close(c[i]);
+		s[i] = c[i] = -1;
+	}
+	ASSERT_EQ(entries_settle(fd, 0), 0,
+		  "sf_conn: the closed connections' records are gone");
+	ASSERT_EQ(skel->bss->sf_conn_full, 0, "sf_conn never full");
+out:
+	for (int i = 0; i < CONNS; i++) {
+		if (c[i] >= 0)
+			close(c[i]);
+		if (s[i] >= 0)
+			close(s[i]);
+	}
+	close(lfd);
+}
+
 void test_responses(void)
 {
 	struct satfeed_bpf *skel;
@@ -332,6 +399,7 @@ void test_responses(void)
 		check_proxy(&p, slot);
 		check_udp(&p, slot);
 		check_service(&p, slot);
+		check_conn_life(skel);
 	}
 	satfeed_bpf__destroy(skel);
 }

@@ -48,6 +48,9 @@ int watch_self(const struct sf_pins *p, int *slot);
 struct sockaddr_in;
 int listen_tcp(struct sockaddr_in *a);
 int connect_tcp(const struct sockaddr_in *a);
+/* Entries of the hash map fd (keys up to 64 bytes, at most 100000), -1
+ * when it cannot be read. */
+long map_entries(int fd);
 
 void test_window_feed(__u32 shift);
 void test_concurrency(bool understudies);

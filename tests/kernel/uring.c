@@ -187,16 +187,10 @@ static void ur_ms_release(struct io_uring *r, struct ur_ms *ms)
 	ms->bufs = NULL;
 }
 
-/* Entries in the engine's sf_uring_ms (key: struct sf_uring_ms_key). */
+/* Entries in the engine's sf_uring_ms. */
 static int ur_ms_entries(struct satfeed_bpf *skel)
 {
-	struct { __u64 ring, user_data; } k, next;
-	int n = 0, fd = bpf_map__fd(skel->maps.sf_uring_ms);
-
-	for (int e = bpf_map_get_next_key(fd, NULL, &k); !e;
-	     e = bpf_map_get_next_key(fd, &k, &next), k = next)
-		n++;
-	return n;
+	return map_entries(bpf_map__fd(skel->maps.sf_uring_ms));
 }
 
 /* A multishot RECV on sock, fed UR_N chunks then EOF: data CQEs, -1. */

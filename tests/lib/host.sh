@@ -86,6 +86,11 @@ sf_abi_version() {
 	awk '/^#define SATFEED_ABI_VERSION/ { print $3 }' "$SF_REPO/bpf/satfeed.h"
 }
 
+# sf_history: SATFEED_HISTORY, the closed windows a stream keeps.
+sf_history() {
+	awk '/^#define SATFEED_HISTORY/ { print $3 }' "$SF_REPO/bpf/satfeed.h"
+}
+
 SF_INFO_ORIG=
 
 # sf_abi_break: make the engine pinned at SF_PIN_ROOT say ABI 99 (the first

@@ -175,10 +175,14 @@ int sf_engine_configure(struct satfeed_bpf *skel, __u32 window_shift,
 		skel->rodata->sc_index[SYS_accept] = SATFEED_SC_INDEX_ACCEPT;
 		skel->rodata->sc_index[SYS_accept4] = SATFEED_SC_INDEX_ACCEPT;
 	} else {
-		/* 427 KB of connections nobody follows */
-		err = bpf_map__set_max_entries(skel->maps.sf_conn, 1);
+		/* connections nobody follows: no close hook, no buckets */
+		err = bpf_program__set_autoload(skel->progs.sf_conn_close,
+						false);
+		err = err ?: bpf_map__set_max_entries(skel->maps.sf_conn, 1);
+		err = err ?: bpf_map__set_max_entries(skel->maps.sf_conn_other,
+						      1);
 		if (err) {
-			snprintf(why, len, "cannot size sf_conn: %s",
+			snprintf(why, len, "cannot leave out sf_conn: %s",
 				 strerror(-err));
 			return err;
 		}
@@ -187,7 +191,7 @@ int sf_engine_configure(struct satfeed_bpf *skel, __u32 window_shift,
 	if (err)
 		return err;
 	skel->rodata->uring_ms_flag = u.ms_flag;
-	/* 394 KB at 4096 entries: only where a multishot receive can be
+	/* its bucket array (64 KB) only where a multishot receive can be
 	 * followed at all */
 	if (!u.tracepoints || !u.ms_flag || uring_disabled()) {
 		err = bpf_map__set_max_entries(skel->maps.sf_uring_ms, 1);
@@ -262,7 +266,8 @@ int sf_engine_select(struct bpf_object *obj, __u32 mode, bool understudies,
 			continue;
 		}
 		h = hook_of(name, &understudy);
-		if (!h)		/* every mode runs it (sf_proc_exit) */
+		if (!h)		/* every mode runs it (sf_proc_exit); the
+				 * configure step may have left it out */
 			continue;
 		on = h->mode == mode && (!understudy || understudies);
 		err = bpf_program__set_autoload(prog, on);

@@ -48,7 +48,8 @@ extern const int sf_nr_hooks;
  * and accept4 as accepted connections) and this kernel's io_uring
  * multishot flag (sf_uring_probe); responses false leaves out the response
  * stream, service time and per-connection state (their streams stay
- * empty, sf_conn takes one entry).  Call between open and load.  0 or
+ * empty, sf_conn and sf_conn_other take one entry each, sf_conn_close
+ * does not load).  Call between open and load.  0 or
  * -errno with *why.
  */
 int sf_engine_configure(struct satfeed_bpf *skel, __u32 window_shift,

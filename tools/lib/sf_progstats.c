@@ -161,7 +161,7 @@ __u32 sf_prog_streams(const char *name)
 	    !strcmp(name, "sf_uring_enter_x"))
 		return poll;
 	if (!strcmp(name, "sf_proc_exit") || !strcmp(name, "sf_cgroup_rmdir") ||
-	    understudy_name(name))
+	    !strcmp(name, "sf_conn_close") || understudy_name(name))
 		return 0;
 	for (int i = 0; i < SATFEED_NR_SYSCALLS; i++) {
 		const char *sc = sf_syscalls[i].name;
