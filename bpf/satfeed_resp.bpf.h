@@ -5,8 +5,8 @@
  *
  * Per connection, one small record, keyed by the socket: its struct sock
  * address, addresses and peer port (a socket freed and reallocated at the
- * same address for another connection has another peer).  A record exists only for a
- * target's client-facing connections:
+ * same address for another connection has another peer).  A record
+ * exists only for a target's client-facing connections:
  *  - a socket the target accepted: made at accept's return (tp_btf mode,
  *    sys_exit) or the kernel's inet_csk_accept() return (fentry mode,
  *    sf_accept), both in the accepting task, so a proxy's connect()ed

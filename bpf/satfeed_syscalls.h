@@ -149,8 +149,9 @@
  * The engine's other programs, pinned under their names too: the tp_btf
  * mode's two (every syscall of the machine), the process-exit and
  * cgroup-removal hooks that every mode loads, the connections' accept
- * (fentry mode) and close, and the tp_btf mode's understudies.  Together with the per-syscall ones above, this is every
- * name the loader may pin and unload may remove.
+ * (fentry mode) and close, and the tp_btf mode's understudies.  Together
+ * with the per-syscall ones above, this is every name the loader may pin
+ * and unload may remove.
  */
 #define SATFEED_OTHER_PROG_NAMES \
 	"sf_sys_enter", "sf_sys_exit", "sf_proc_exit", "sf_cgroup_rmdir", \
