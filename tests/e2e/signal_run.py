@@ -15,11 +15,12 @@
 # that document closed in the run, and the exporter's satfeed_response_rate_per_second and
 # satfeed_service_time_mean_seconds of the target (None when absent).
 # And, from `CTL show --json` before the run and once the target is quiet
-# after it: "svc", the service-time stream's windows published since
-# (their samples and sum_ns summed: the engine's mean over the whole run,
-# to set beside the server's own), "lost" when more closed than the 16
-# kept; "send_calls" and "resp_calls", what the send and response streams
-# counted meanwhile.
+# after it: "svc", the service-time stream's windows published since, read
+# during the run as the response stream's are (their samples and sum_ns
+# summed: the engine's mean over the whole run, to set beside the server's
+# own), "lost" when one closed that no read saw (the stream keeps 8);
+# "send_calls" and "resp_calls", what the send and response streams counted
+# meanwhile.
 #
 # CONNS (default 1): sfload's connections; the requests go round-robin.
 #
@@ -49,13 +50,14 @@ def streams_dump():
     return json.loads(out)[slot * 3]["formatted"]["value"]  # send stream
 
 
-got = {}
+got = {}        # the response stream's windows seen, by seq
+svc_got = {}    # the service-time stream's
 
 
-def collect(s):
+def collect(s, into=got):
     for w in s["hist"]:
         if w["seq"] and w["seq"] == w["seq_end"]:
-            got[w["seq"]] = w
+            into[w["seq"]] = w
 
 
 def exported(path):
@@ -126,6 +128,7 @@ try:
     while gen.poll() is None:
         time.sleep(0.3)
         collect(dump("sf_responses"))
+        collect(dump("sf_service"), svc_got)
         # sfload's warm-up and the first windows first
         if ctl and time.monotonic_ns() - t0 > 1.5e9 and gen.poll() is None:
             readings.append(reading())
@@ -159,25 +162,26 @@ info = json.loads(subprocess.run(["bpftool", "-j", "map", "lookup", "pinned",
                                  text=True).stdout)
 info = (info[0] if isinstance(info, list) else info)["formatted"]["value"]
 T = info["max_age_ns"]
+H = info["history"]     # closed windows a stream keeps (SATFEED_HISTORY)
 res["max_age_ns"] = T
 quiet_at = None
 while time.monotonic_ns() < t1 + 3 * T:
     r = dump("sf_responses")
     s = streams_dump()
     v = dump("sf_verdict")
-    rq = r["hist"][(r["published"] - 1) % 16]["flags"] & 2 if r["published"] else 0
-    sq = s["hist"][(s["published"] - 1) % 16]["flags"] & 2 if s["published"] else 0
+    rq = r["hist"][(r["published"] - 1) % H]["flags"] & 2 if r["published"] else 0
+    sq = s["hist"][(s["published"] - 1) % H]["flags"] & 2 if s["published"] else 0
     if rq and sq and v["quiet_ns"] and v["state"] in (0, 1):
         quiet_at = time.monotonic_ns()
         res["verdict_why"] = v["why"]
         res["slack_permille"] = v["slack_permille"]
         break
     time.sleep(0.02)
+collect(dump("sf_service"), svc_got)
 res["quiet_after_ns"] = quiet_at - t1 if quiet_at else None
 if ctl:
     t = show()
-    svc = [w for w in t["service"]["windows"]
-           if w["seq"] > shown0["service"]["seq"]]
+    svc = [w for q, w in svc_got.items() if q > shown0["service"]["seq"]]
     res["svc"] = {"n": sum(w["samples"] for w in svc),
                   "sum_ns": sum(w["sum_ns"] for w in svc),
                   "windows": len(svc),

@@ -3,8 +3,10 @@
 Python 3 standard library only.  Drives one already-running, already-watched
 server with sfload: measures its capacity, then sweeps offered rates from
 ~10% to ~120% of it; per level reads satfeed's closed windows (satfeedctl
-show --json, polled during the level so no window is lost to the 16-window
-history) and writes build/validate/<server>.csv (report.py reads it).
+show --json, polled every 0.2 s during the level, so a stream loses no
+window to the 8-window history below 40 windows a second, 82k events/s at
+2048 samples; past that the level's figures come from the windows seen) and
+writes build/validate/<server>.csv (report.py reads it).
 
 Windows are selected by time: a window counts for a level when it started
 after the measured interval began and ended before it ended (window
