@@ -1,0 +1,372 @@
+"""rule_study.py - issue 23: candidate saturation rules evaluated offline
+on the recorded corpus levels (build/validate/<server>.levels.jsonl, from
+corpus.sh and corpus.sh --holdout; SF_VALIDATE_DIR elsewhere).
+
+Pure Python 3 (no numpy).  Run:
+    python3 tests/validate/rule_study.py [--holdout] [--dump] [--sweep]
+(--sweep: threshold sensitivity and reading margins, design set only)
+
+Per level, the readings are the show --json snapshots taken inside the
+level's measured interval [t0_ns, t1_ns] (as sweep.py's level_figures());
+a reading's verdict is the candidate rule applied to that reading's figures;
+the level's verdict is the mode of the readings' verdicts, a tie going to
+the more saturated state (sweep.py mode()).  The knee and the goal are
+corpus_report.judge()'s, imported unchanged.  The UDP drop share is the
+probe's (/proc/net/udp between readings), not an engine figure: the engine
+has none yet (docs/validation.md, "Session 11").
+"""
+import json
+import math
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import satrule                                  # noqa: E402
+import corpus_report                            # noqa: E402
+
+D = os.environ.get("SF_VALIDATE_DIR",
+                   os.path.join(HERE, "..", "..", "build", "validate"))
+DESIGN = ["lighttpd", "memcached-t4", "nginx", "pyhttp", "dnsmasq",
+          "sfserver-iouring", "nginx-proxy"]
+HOLDOUT = ["memcached-t1", "apache2-worker", "haproxy"]
+UNKNOWN, OK, NEAR, FULL = satrule.UNKNOWN, satrule.OK, satrule.NEAR, \
+    satrule.FULL
+NAME = {UNKNOWN: "unk", OK: "ok", NEAR: "near", FULL: "full", None: "-"}
+
+
+def mode(states):
+    return max(set(states), key=lambda k: (states.count(k), k)) \
+        if states else None
+
+
+def load(name):
+    rows, cap, raw = corpus_report.load(D, name)
+    return rows, cap, raw
+
+
+def readings(x):
+    """Per snapshot in the measured interval: the figures a rule may use.
+    Deltas (probe counters, calls) are against the previous snapshot of
+    the level (inside or just before the interval)."""
+    snaps = x["snapshots"]
+    out = []
+    for k, s in enumerate(snaps):
+        if not (x["t0_ns"] <= s["t_ns"] <= x["t1_ns"]):
+            continue
+        sat = s.get("saturation") or {}
+        r = {"t": s["t_ns"], "recorded": satrule.BY_NAME.get(
+            str(sat.get("state", "")).upper()),
+            "quiet": "quiet" in (sat.get("reasons") or []),
+            "idle": sat.get("idle_permille")
+            if sat.get("seen", 0) & satrule.SEEN_IDLE else None,
+            "svc": (1000 * sat["svc_avg_ns"] // sat["svc_base_ns"])
+            if sat.get("svc_base_ns") else None,
+            "threads": sat.get("threads"), "sleepers": sat.get("sleepers"),
+            "seen_any": bool(s["send"]["seq"] or
+                             (s.get("recv") or {}).get("seq"))}
+        # probe: /proc schedstat of the server's threads, UDP drops
+        p, q = s.get("probe") or {}, None
+        if k > 0:
+            q = snaps[k - 1].get("probe") or {}
+            dt = s["t_ns"] - snaps[k - 1]["t_ns"]
+            if p.get("wait_ns") is not None and q.get("wait_ns") is not None \
+                    and dt > 0:
+                dw = max(p["wait_ns"] - q["wait_ns"], 0)
+                dr = max(p["run_ns"] - q["run_ns"], 0)
+                n = max(p.get("threads") or 1, 1)
+                r["runq_tot"] = 1000 * dw // dt          # threads waiting
+                r["run_tot"] = 1000 * dr // dt           # threads running
+                r["runq_pt"] = 1000 * dw // (dt * n)
+                # run-queue delay per unit of CPU time: the CPU's
+                # queueing slowdown (0: never waits for a CPU)
+                r["runq_per_run"] = 1000 * dw // dr if dr else None
+            if p.get("udp_drops") is not None and \
+                    q.get("udp_drops") is not None:
+                dd = max(p["udp_drops"] - q["udp_drops"], 0)
+                ds = s["send"]["calls"] - snaps[k - 1]["send"]["calls"]
+                r["drop_share"] = 1000 * dd // (dd + ds) if dd + ds else 0
+        # the engine's poll windows (merged threads): run-queue share
+        out.append(r)
+    # join the nearest earlier bpftool verdict (every ~0.4 s):
+    # slack/wait per thread
+    vs = x.get("verdicts") or []
+    for r in out:
+        prev = [v for t, v in vs if t <= r["t"]]
+        if prev:
+            v = prev[-1]
+            r["wait"] = v.get("wait_permille")
+            r["slack"] = v.get("slack_permille")
+    return out
+
+
+def poll_runq(x):
+    """The level's poll windows: runq_ns / sum_ns (permille) median."""
+    ws = [w for w in (x["all"].get("poll") or [])
+          if x["t0_ns"] <= w["end_ns"] <= x["t1_ns"] and w["sum_ns"]]
+    v = sorted(1000 * w.get("runq_ns", 0) // w["sum_ns"] for w in ws)
+    return v[len(v) // 2] if v else None
+
+
+# ---------------------------------------------------------------- rules
+def rule_current(r, lim=(250, 100, 4000, 6000)):
+    """ABI 5 defaults (satrule.state_of), quiet -> ok."""
+    if r["quiet"]:
+        return OK if r["seen_any"] else UNKNOWN
+    return satrule.state_of(r["idle"], r["svc"], *lim)
+
+
+def make_rules():
+    """Candidates.  Each threshold is a utilisation rho read two ways:
+    idle share i per thread ~ 1 - rho; service time over its base
+    S/S0 ~ 1 / (1 - rho) (M/M/1: time in a queue that grows inside the
+    server); UDP drop share d: the share of arrivals the queue lost."""
+    R = {}
+    R["A current: near idle<250|svc>4x, full idle<100|svc>6x"] = \
+        rule_current
+    R["B near idle<150|svc>4x, full idle<50|svc>6x"] = \
+        lambda r: rule_current(r, (150, 50, 4000, 6000))
+
+    def drops(r, base, near=10, full=50):
+        s = base(r)
+        d = r.get("drop_share")
+        if d is not None and not r["quiet"]:
+            if d >= full:
+                s = FULL
+            elif d >= near:
+                s = max(s, NEAR)
+        return s
+    R["C = B + UDP drops >=1% near, >=5% full"] = \
+        lambda r: drops(r, R["B near idle<150|svc>4x, full idle<50|svc>6x"])
+    R["C' = A + UDP drops >=1% near, >=5% full"] = \
+        lambda r: drops(r, rule_current)
+
+    def two(r, lim, drop=True, svc_full=6000):
+        """near: either signal past rho 0.75 (idle < in, svc > 4x);
+        full: idle < if, or svc > svc_full, or both near signals agree."""
+        if r["quiet"]:
+            return OK if r["seen_any"] else UNKNOWN
+        i_n, i_f = lim
+        idle, svc = r["idle"], r["svc"]
+        if idle is None and svc is None:
+            return UNKNOWN
+        ni = idle is not None and idle < i_n
+        ns = svc is not None and svc > 4000
+        s = OK
+        if ni or ns:
+            s = NEAR
+        if (idle is not None and idle < i_f) or \
+                (svc is not None and svc > svc_full) or (ni and ns):
+            s = FULL
+        d = r.get("drop_share")
+        if drop and d is not None:
+            if d >= 50:
+                s = FULL
+            elif d >= 10:
+                s = max(s, NEAR)
+        return s
+    R["D near idle<250|svc>4x|drops>=1%; full idle<100|svc>6x|"
+      "(idle<250&svc>4x)|drops>=5%"] = lambda r: two(r, (250, 100))
+    R["D2 as D, idle 150/50"] = lambda r: two(r, (150, 50))
+    R["D3 as D, idle 200/50"] = lambda r: two(r, (200, 50))
+    R["D4 as D, idle 200/100"] = lambda r: two(r, (200, 100))
+    R["D5 as D3, svc full 5x"] = lambda r: two(r, (200, 50), svc_full=5000)
+
+    R["F near idle<150|svc>4x|drops>=1%; full idle<50|svc>5x|"
+      "(idle<150&svc>4x)|drops>=5%"] = \
+        lambda r: two(r, (150, 50), svc_full=5000)
+    R["G (recommended) near idle<150|svc>4x|drops>=1%; "
+      "full idle<100|svc>5x|drops>=5%"] = \
+        lambda r: two_rule(150, 100, 4000, 5000, agree=False)(r)
+    R["G2 as G without the drops (today's figures only)"] = \
+        lambda r: two_rule(150, 100, 4000, 5000, agree=False,
+                           drop=False)(r)
+    R["F2 as F without the drops"] = \
+        lambda r: two(r, (150, 50), drop=False, svc_full=5000)
+
+    def runq(r, base, near=400):
+        s = base(r)
+        q = r.get("runq_pt")
+        if not r["quiet"] and q is not None and q >= near:
+            s = max(s, NEAR)
+        return s
+    R["E = D3 + probe run-queue share per thread >= 400 near"] = \
+        lambda r: runq(r, R["D3 as D, idle 200/50"])
+    R["E2 = D3 + runq/run >= 500 near (CPU slowdown 1.5x)"] = \
+        lambda r: (max(R["D3 as D, idle 200/50"](r), NEAR)
+                   if not r["quiet"] and (r.get("runq_per_run") or 0) >= 500
+                   else R["D3 as D, idle 200/50"](r))
+    return R
+
+
+# ---------------------------------------------------------------- evaluation
+def evaluate(name, rule, data):
+    rows, cap, raw, rd = data
+    rows2 = []
+    for row, x, rr in zip(rows, raw, rd):
+        v = mode([rule(r) for r in rr])
+        row2 = dict(row)
+        row2["verdict"] = v if v is not None else float("nan")
+        rows2.append(row2)
+    return corpus_report.judge(rows2), rows2
+
+
+def summary(j, rows):
+    p = lambda i: corpus_report.pct(rows, i)
+    return {"knee": p(j["knee"]), "near": p(j["near"]), "full": p(j["full"]),
+            "alarms": corpus_report.pcts(rows, j["alarms"]),
+            "misses": corpus_report.pcts(rows, j["misses"]),
+            "unknown": corpus_report.pcts(rows, j["unknown"]),
+            "goal": j["goal"],
+            "v": " ".join(NAME[s] for s in j["v"])}
+
+
+def reproduce(names, datas):
+    print("## Reproducing the recorded verdicts with the current rule\n")
+    print("| server | readings agreeing | levels agreeing (vs CSV "
+          "verdict) | goal (recorded) | goal (recomputed) |")
+    print("|---|---|---|---|---|")
+    for n in names:
+        rows, cap, raw, rd = datas[n]
+        agree = tot = 0
+        for rr in rd:
+            for r in rr:
+                tot += 1
+                agree += rule_current(r) == r["recorded"]
+        j, rows2 = evaluate(n, rule_current, datas[n])
+        lv = sum(1 for a, b in zip(rows, rows2)
+                 if int(a["verdict"]) == b["verdict"])
+        print("| %s | %d/%d | %d/%d | %s | %s |" % (
+            n, agree, tot, lv, len(rows),
+            "met" if corpus_report.judge(rows)["goal"] else "not met",
+            "met" if j["goal"] else "not met"))
+    print()
+
+
+def dump(names, datas):
+    """Per level medians of every candidate figure (design only)."""
+    def med(xs):
+        xs = sorted(x for x in xs if x is not None)
+        return xs[len(xs) // 2] if xs else None
+    keys = ["idle", "svc", "threads", "sleepers", "wait", "slack",
+            "runq_pt", "runq_tot", "run_tot", "runq_per_run", "drop_share"]
+    for n in names:
+        rows, cap, raw, rd = datas[n]
+        j = corpus_report.judge(rows)
+        print("\n### %s (knee %s)\n" % (n, corpus_report.pct(rows, j["knee"])))
+        print("| level | s/o | p99x | " + " | ".join(keys) +
+              " | pollrunq | recorded |")
+        print("|" + "---|" * (len(keys) + 5))
+        base = rows[0]["p99_us"]
+        for i, (row, x, rr) in enumerate(zip(rows, raw, rd)):
+            print("| %.0f%% | %.3f | %.1f | " % (
+                row["pct_capacity"], row["served_rps"] / row["offered_rps"],
+                row["p99_us"] / base) +
+                " | ".join(str(med([r.get(k) for r in rr])) for k in keys) +
+                " | %s | %s |" % (poll_runq(x), NAME[int(row["verdict"])]))
+
+
+def two_rule(i_n, i_f, s_n, s_f, d_n=10, d_f=50, agree=True, drop=True):
+    """The F family: near when one signal passes its near threshold, full
+    when one passes its full threshold or (agree) both pass near."""
+    def rule(r):
+        if r["quiet"]:
+            return OK if r["seen_any"] else UNKNOWN
+        idle, svc = r["idle"], r["svc"]
+        if idle is None and svc is None:
+            return UNKNOWN
+        ni = idle is not None and idle < i_n
+        ns = svc is not None and svc > s_n
+        s = NEAR if ni or ns else OK
+        if (idle is not None and idle < i_f) or \
+                (svc is not None and svc > s_f) or (agree and ni and ns):
+            s = FULL
+        d = r.get("drop_share")
+        if drop and d is not None:
+            if d >= d_f:
+                s = FULL
+            elif d >= d_n:
+                s = max(s, NEAR)
+        return s
+    return rule
+
+
+def sweep(datas):
+    """How wide the plateau around F is, on the design set only."""
+    print("## Sensitivity (design set): servers meeting the goal\n")
+    print("| idle near | idle full | svc near | svc full | met | which fail |")
+    print("|---|---|---|---|---|---|")
+    for i_n in (100, 125, 150, 175, 200, 250):
+        for i_f in (25, 50, 75, 100):
+            if i_f >= i_n:
+                continue
+            for s_n in (3000, 4000):
+                for s_f in (4500, 5000, 5500, 6000):
+                    rule = two_rule(i_n, i_f, s_n, s_f)
+                    fail = [n for n in DESIGN
+                            if not evaluate(n, rule, datas[n])[0]["goal"]]
+                    print("| %d | %d | %.1fx | %.1fx | %d/7 | %s |" % (
+                        i_n, i_f, s_n / 1000, s_f / 1000, 7 - len(fail),
+                        ", ".join(fail)))
+    print()
+
+
+def margins(datas, names, rule):
+    """Per level: the share of readings per state under rule (how close
+    each level's mode is to flipping)."""
+    print("## Readings per state under F (ok/near/full, of the level's "
+          "readings)\n")
+    for n in names:
+        rows, cap, raw, rd = datas[n]
+        cells = []
+        for row, rr in zip(rows, rd):
+            st = [rule(r) for r in rr]
+            cells.append("%.0f%%:%d/%d/%d" % (
+                row["pct_capacity"], st.count(OK), st.count(NEAR),
+                st.count(FULL)))
+        print("- %s: %s" % (n, " ".join(cells)))
+    print()
+
+
+def main():
+    holdout = "--holdout" in sys.argv
+    if "--sweep" in sys.argv:
+        datas = {}
+        for n in DESIGN:
+            rows, cap, raw = load(n)
+            datas[n] = (rows, cap, raw, [readings(x) for x in raw])
+        sweep(datas)
+        margins(datas, DESIGN, two_rule(150, 50, 4000, 5000))
+        return
+    names = DESIGN + (HOLDOUT if holdout else [])
+    datas = {}
+    for n in names:
+        rows, cap, raw = load(n)
+        datas[n] = (rows, cap, raw, [readings(x) for x in raw])
+    reproduce(names, datas)
+    if "--dump" in sys.argv:
+        dump(names, datas)
+        return
+    R = make_rules()
+    for label, rule in R.items():
+        print("## Rule %s\n" % label)
+        print("| server | set | knee | first near | first full | false "
+              "alarms | misses | unknown past knee | goal | levels |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        met = {"design": 0, "holdout": 0}
+        for n in names:
+            j, rows2 = evaluate(n, rule, datas[n])
+            s = summary(j, rows2)
+            st = "design" if n in DESIGN else "holdout"
+            met[st] += s["goal"]
+            print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                n, st, s["knee"], s["near"], s["full"], s["alarms"],
+                s["misses"], s["unknown"], "met" if s["goal"] else "not met",
+                s["v"]))
+        print("\nmet: design %d/7%s\n" % (
+            met["design"], ", holdout %d/3" % met["holdout"]
+            if holdout else ""))
+
+
+if __name__ == "__main__":
+    main()
