@@ -198,9 +198,10 @@ struct sf_uring_ms {
 
 /*
  * A hash without preallocation: an entry exists from the receive's arming
- * to its last CQE (one without IORING_CQE_F_MORE, which a cancellation,
- * the ring's teardown included, also posts), so memory follows the
- * multishot receives in flight; the bucket array (64 KB) stays.
+ * to its last CQE (one without IORING_CQE_F_MORE; a cancellation posts
+ * one too), so memory follows the multishot receives in flight; the
+ * bucket array (64 KB) stays.  An entry whose last CQE is never seen
+ * stays until the engine is unloaded (sf_uring_ms_armed counts it).
  * sf_engine_configure() makes it one entry where no multishot receive can
  * be followed (no io_uring tracepoints or REQ_F_APOLL_MULTISHOT, or
  * io_uring disabled on the machine).  Engine private, not pinned.  Full: a
