@@ -22,7 +22,11 @@
 # "send_calls" and "resp_calls", what the send and response streams counted
 # meanwhile.
 #
-# CONNS (default 1): sfload's connections; the requests go round-robin.
+# CONNS (default 1): sfload's connections.  sfload runs --no-pipeline: one
+# request pending per connection, so that a server falling behind (a slow
+# or busy machine) still reads each request in a receive of its own and
+# answers it with a response of its own in the engine's sense; pipelined
+# requests read together are one response (docs/figures.md, "Limits").
 #
 #   signal_run.py ROOT SFLOAD SLOT PORT RATE DURATION [CTL DIR [CONNS]]
 import json, os, re, subprocess, sys, time
@@ -122,7 +126,7 @@ try:
     t0 = time.monotonic_ns()
     gen = subprocess.Popen([sfload, "--rate", str(rate), "--duration",
                             duration, "--json", "--no-progress",
-                            "--connections", conns,
+                            "--connections", conns, "--no-pipeline",
                             "127.0.0.1:" + port],
                            stdout=subprocess.PIPE, text=True)
     while gen.poll() is None:

@@ -11,7 +11,10 @@
 #     second sfserver, the backend, not watched, over a connection the
 #     proxy opened itself): only its client-facing (accepted) connections
 #     count, so RPS_obs is again within 1% of sfload's rate while its send
-#     stream counts 2 sends per response (within 1%);
+#     stream counts 2 sends per response (within 1%).  sfload runs with
+#     --no-pipeline (signal_run.py): requests that pile up on a connection
+#     while a slow machine's server is behind would be read together and
+#     count as one response (docs/figures.md, "Limits");
 #  2. a quiet target: after the run, with no traffic, the response and send
 #     streams publish a quiet window and the verdict says quiet (neither
 #     near nor full) within 2 T (sf_info.max_age_ns), the idle share then

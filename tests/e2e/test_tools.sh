@@ -197,6 +197,9 @@ expect_exit "sfload --connections 0 exits 2" 2 'invalid --connections' \
 	"$TMP/sfload" --rate 10 --connections 0 127.0.0.1:9
 expect_exit "sfload --proto gopher exits 2" 2 'invalid --proto' \
 	"$TMP/sfload" --rate 10 --proto gopher 127.0.0.1:9
+expect_exit "sfload --no-pipeline --proto http exits 2" 2 \
+	'--no-pipeline needs --proto sf' \
+	"$TMP/sfload" --rate 10 --no-pipeline --proto http 127.0.0.1:9
 expect_exit "sfload --set-ratio 2 exits 2" 2 'invalid --set-ratio' \
 	"$TMP/sfload" --rate 10 --set-ratio 2 127.0.0.1:9
 expect_exit "sfload target without port exits 2" 2 'expected HOST:PORT' \
@@ -317,6 +320,28 @@ PY
 }
 check "sfserver reports its service time: fewer responses than the coalesced requests" \
 	svc_line_ok "$TMP/sfp.out" 'n < served'
+
+# --no-pipeline: a server past its capacity (--work-us 400: 2500/s, offered
+# 3000/s on 16 connections).  Open loop, the requests queued on a connection
+# are read together and answered as fewer responses than requests; with at
+# most one pending per connection each request is a response of its own,
+# and the report says which mode ran.
+for np in pipe nopipe; do
+	start_server "sfo-$np" --work-us 400
+	"$TMP/sfload" --rate 3000 --duration 1 --warmup 0.2 --connections 16 \
+		--json $([ "$np" = nopipe ] && echo --no-pipeline) \
+		"127.0.0.1:$PORT" >"$TMP/sfo-$np.json" 2>"$TMP/sfo-$np.err"
+	stop_server "$SERVER_PID" || true
+done
+check "sfload past capacity, open loop: fewer responses than requests" \
+	svc_line_ok "$TMP/sfo-pipe.out" 'n < served'
+check "sfload --no-pipeline past capacity: one response per request" \
+	svc_line_ok "$TMP/sfo-nopipe.out" 'n == served'
+check "sfload --no-pipeline: the report says no_pipeline, every request answered" \
+	check_json "$TMP/sfo-nopipe.json" \
+	'r["no_pipeline"] is True and r["replies"] == r["requests"] and r["errors"] == 0'
+check "sfload without it: the report says no_pipeline false" \
+	check_json "$TMP/sfo-pipe.json" 'r["no_pipeline"] is False'
 
 # --proxy: a second sfserver as the backend; every request goes through
 # the proxy's own connection to it (one per client connection)

@@ -40,7 +40,8 @@ static void usage(FILE *f)
 "                        connections (required; decimals allowed)\n"
 "  -c, --connections C   connections (UDP sockets with --proto dns);\n"
 "                        request i goes to connection\n"
-"                        i mod C (default 1, at most %d)\n"
+"                        i mod C (but see --no-pipeline; default 1, at\n"
+"                        most %d)\n"
 "  -d, --duration S      measured interval in seconds (default 5)\n"
 "  -W, --warmup S        seconds of load sent before the measured interval\n"
 "                        and not counted (default 0.5)\n"
@@ -69,6 +70,14 @@ static void usage(FILE *f)
 "                        %d)\n"
 "  -x, --poisson         exponential inter-arrival times with mean 1/R\n"
 "                        instead of a fixed interval\n"
+"  -n, --no-pipeline     sf: at most one request pending on a\n"
+"                        connection, as a client without pipelining keeps\n"
+"                        it.  Request i goes to the first connection from\n"
+"                        i mod C on with no reply pending; when every one\n"
+"                        has a reply pending it waits for one, sent late\n"
+"                        (its latency still counts from its scheduled\n"
+"                        time).  Without it a server that falls behind\n"
+"                        finds several requests in one receive\n"
 "  -S, --seed N          seed for key choice and --poisson (default 1)\n"
 "  -b, --spin-us N       sleep until N microseconds before each send time,\n"
 "                        then busy-wait to it: sharper send times at the\n"
@@ -97,7 +106,8 @@ static void usage(FILE *f)
 "(sent, unanswered at the end of the drain), misses (memcached get misses),\n"
 "min_us p50_us p90_us p99_us p999_us max_us mean_us (latency from the\n"
 "scheduled send time), send_p50_us .. send_max_us (from the actual send\n"
-"time), duration_s, warmup_s, connections, proto, poisson, interrupted.\n"
+"time), duration_s, warmup_s, connections, proto, poisson, no_pipeline,\n"
+"interrupted.\n"
 "Percentiles come from a log-linear histogram: never below the true value\n"
 "and at most 0.79%% above it; min, max and mean are exact.\n"
 "\n"
@@ -207,6 +217,7 @@ void parse_args(int argc, char **argv)
 		{ "path",	 required_argument, NULL, 'P' },
 		{ "zone",	 required_argument, NULL, 'z' },
 		{ "poisson",	 no_argument,	    NULL, 'x' },
+		{ "no-pipeline", no_argument,	    NULL, 'n' },
 		{ "seed",	 required_argument, NULL, 'S' },
 		{ "spin-us",	 required_argument, NULL, 'b' },
 		{ "json",	 no_argument,	    NULL, 'j' },
@@ -228,7 +239,7 @@ void parse_args(int argc, char **argv)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv,
-				":r:c:d:W:D:p:w:k:s:V:P:z:xS:b:jgGA::h",
+				":r:c:d:W:D:p:w:k:s:V:P:z:xnS:b:jgGA::h",
 				opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
@@ -279,6 +290,9 @@ void parse_args(int argc, char **argv)
 		case 'x':
 			cfg.poisson = true;
 			break;
+		case 'n':
+			cfg.no_pipeline = true;
+			break;
 		case 'S':
 			cfg.seed = sf_parse_ull("--seed", optarg, 0, UINT64_MAX);
 			break;
@@ -309,6 +323,13 @@ void parse_args(int argc, char **argv)
 		sf_die_usage("unexpected argument '%s'", argv[optind + 1]);
 	if (cfg.rate <= 0)
 		sf_die_usage("%s", "--rate is required");
+	/*
+	 * Only sf replies name their request: memcached's and http's are
+	 * matched by their order on connection i mod C, and a lost dns
+	 * datagram would leave its socket pending for good.
+	 */
+	if (cfg.no_pipeline && cfg.proto != PROTO_SF)
+		sf_die_usage("%s", "--no-pipeline needs --proto sf (memcached and http replies are matched by their order on connection i mod C; a lost dns answer would hold its socket)");
 	cfg.target = argv[optind];
 	parse_target(cfg.target);
 

@@ -14,6 +14,12 @@
  *    deadline (timer slack set to 1 ns) and sends one request per send(2).
  *    When it is behind it sends at once, never skipping a request and never
  *    waiting for a reply (open loop).  It stamps the actual send time.
+ *    With --no-pipeline (sf only) it keeps at most one request pending per
+ *    connection, as a client without pipelining does: request i goes to the
+ *    first connection from i % C on whose reply came back, and when none
+ *    has, it waits.  A server that falls behind then never finds two
+ *    requests in one receive, so it answers each with its own response in
+ *    satfeed's sense (satfeed.h, SATFEED_STREAM_RESP).
  *  - The main thread is the receiver: one epoll set over all connections
  *    (plus a signalfd and the sender's "done" eventfd), one recv(2) per
  *    readable event, one CLOCK_MONOTONIC stamp per recv.  sf replies carry

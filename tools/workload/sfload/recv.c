@@ -65,6 +65,9 @@ static void conn_readable(int epfd, struct conn *c)
 	if (cfg.proto == PROTO_SF) {
 		for (; c->len - off >= SF_MSG_SIZE; off += SF_MSG_SIZE) {
 			reply_matched(sf_msg_id(c->buf + off), t, false);
+			/* --no-pipeline: its one request is answered */
+			atomic_store_explicit(&c->pending, false,
+					      memory_order_release);
 		}
 	} else {
 		while ((r = cfg.proto == PROTO_HTTP ?

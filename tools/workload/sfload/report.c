@@ -36,13 +36,15 @@ void report_json(const struct result *r)
 	printf("{\"target\":");
 	json_string(cfg.target);
 	printf(",\"proto\":\"%s\",\"connections\":%u,\"poisson\":%s,"
+	       "\"no_pipeline\":%s,"
 	       "\"offered_rps\":%.3f,\"scheduled_rps\":%.3f,"
 	       "\"sent_rps\":%.3f,\"achieved_rps\":%.3f,\"served_rps\":%.3f,"
 	       "\"requests\":%llu,\"sent\":%llu,\"replies\":%llu,"
 	       "\"errors\":%llu,\"unsent\":%llu,\"timeouts\":%llu,"
 	       "\"misses\":%llu,",
 	       proto_name(), cfg.connections,
-	       cfg.poisson ? "true" : "false", cfg.rate, r->scheduled_rps,
+	       cfg.poisson ? "true" : "false",
+	       cfg.no_pipeline ? "true" : "false", cfg.rate, r->scheduled_rps,
 	       r->sent_rps, r->achieved_rps, r->served_rps,
 	       (unsigned long long)r->requests, (unsigned long long)r->sent,
 	       (unsigned long long)r->replies, (unsigned long long)r->errors,
@@ -68,9 +70,10 @@ static void text_lat(const char *what, const struct hist *h)
 
 void report_text(const struct result *r)
 {
-	printf("sfload: %s %s, %u connection%s, %s, %.3f s measured after %.3f s warm-up%s\n",
+	printf("sfload: %s %s, %u connection%s%s, %s, %.3f s measured after %.3f s warm-up%s\n",
 	       proto_name(), cfg.target,
 	       cfg.connections, cfg.connections > 1 ? "s" : "",
+	       cfg.no_pipeline ? " (no pipelining)" : "",
 	       cfg.poisson ? "poisson arrivals" : "fixed interval",
 	       r->window_s, cfg.warmup,
 	       run.interrupted ? " (interrupted)" : "");

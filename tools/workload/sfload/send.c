@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * send.c - the sender thread: each request at its scheduled time, open loop,
- * one send per request.
+ * one send per request (--no-pipeline: on a connection with no reply
+ * pending, waiting for one when none is free).
  */
 #include "sfload.h"
 
@@ -10,6 +11,44 @@ static void sleep_until(uint64_t t)
 	struct timespec ts = { .tv_sec = t / NSEC, .tv_nsec = t % NSEC };
 
 	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+/*
+ * --no-pipeline: the first connection from i mod C on with no reply
+ * pending, marked pending; NULL when every connection's send failed, or
+ * when the run stops or passes its hard deadline while every connection
+ * still has one.  The acquire pairs with the receiver's release once it
+ * has matched the reply.
+ */
+static struct conn *idle_conn(uint64_t i)
+{
+	struct timespec ts = { .tv_nsec = IDLE_POLL_NS };
+	unsigned int k, dead, n = cfg.connections;
+	struct conn *c;
+
+	for (;;) {
+		for (k = dead = 0; k < n; k++) {
+			c = &run.conns[(i + k) % n];
+			if (c->send_dead) {
+				dead++;
+				continue;
+			}
+			if (!atomic_load_explicit(&c->pending,
+						  memory_order_acquire)) {
+				atomic_store_explicit(&c->pending, true,
+						      memory_order_relaxed);
+				return c;
+			}
+		}
+		if (dead == n ||
+		    atomic_load_explicit(&run.stop, memory_order_relaxed))
+			return NULL;
+		if (sf_now_ns() > run.hard_deadline) {
+			run.aborted = true;
+			return NULL;
+		}
+		nanosleep(&ts, NULL);
+	}
 }
 
 void *sender_run(void *arg)
@@ -44,13 +83,21 @@ void *sender_run(void *arg)
 			run.aborted = true;
 			break;
 		}
-		c = &run.conns[i % cfg.connections];
-		if (c->send_dead)
-			continue;
+		if (cfg.no_pipeline) {
+			c = idle_conn(i);
+			if (!c)
+				break;
+			t = sf_now_ns();
+		} else {
+			c = &run.conns[i % cfg.connections];
+			if (c->send_dead)
+				continue;
+		}
 		len = build_request(buf, i, t, &rng, value);
 		run.sent[i] = t;
 		if (send_all(c->fd, buf, len)) {
 			run.sent[i] = 0;
+			atomic_store(&c->pending, false);
 			if (atomic_load(&run.stop))
 				break;
 			if (errno == EAGAIN) {

@@ -52,6 +52,7 @@
 #define PRELOAD_BATCH		256
 #define SEND_TIMEOUT_US		100000	/* sender re-checks its deadline */
 #define SLEEP_CHUNK_NS		(NSEC / 10)
+#define IDLE_POLL_NS		20000	/* --no-pipeline: all pending */
 #define MAX_EVENTS		64
 #define REQ_EXTRA		1024	/* request bytes beyond a value */
 #define MAX_PATH_LEN		256	/* --path */
@@ -82,6 +83,7 @@ struct config {
 	const char *path;	/* http: the path every GET asks for */
 	const char *zone;	/* dns: the names asked are q<i>.<zone> */
 	bool poisson;
+	bool no_pipeline;	/* at most one request pending per connection */
 	uint64_t spin_ns;
 	uint64_t seed;
 	bool json;
@@ -97,6 +99,8 @@ struct conn {
 	int fd;
 	unsigned int index;
 	bool send_dead;		/* sender only */
+	atomic_bool pending;	/* --no-pipeline: set by the sender when it
+				 * sends, cleared by the receiver at the reply */
 	bool closed;		/* receiver only, as are the fields below */
 	uint64_t nrecv;		/* replies seen (memcached matching) */
 	size_t len;
