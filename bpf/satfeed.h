@@ -59,8 +59,13 @@
  * without preallocation (memory per followed connection and multishot
  * receive, not 4096 of each at load); no layout a consumer reads changed
  * but the history.
+ * 7 (issue 23, UDP drops): satfeed_verdict reports the datagrams the
+ * target's datagram sockets dropped (drops, drop_permille per tick, in the
+ * place of ABI 5's unused marks) and grows by 8 bytes (recv_mark): a UDP
+ * server past its capacity overflows its socket's buffer instead of
+ * queueing.  docs/contract.md, "ABI 7".
  */
-#define SATFEED_ABI_VERSION	6
+#define SATFEED_ABI_VERSION	7
 
 /* Pin names, relative to the bpffs root (default SATFEED_DEFAULT_ROOT). */
 #define SATFEED_DEFAULT_ROOT	"/sys/fs/bpf/satfeed"
@@ -597,10 +602,19 @@ struct satfeed_verdict {
 				 * thread */
 	__u32 wait_permille;	/* the same of waited, 0..1000 */
 	__u32 threads;		/* the threads above, sleepers apart */
-	__u32 tick_reserved;
-	__u64 waited_mark;	/* unused since ABI 5 (each thread keeps its
-				 * own), 0 */
-	__u64 runq_mark;	/* unused since ABI 5, 0 */
+	__u32 drop_permille;	/* (ABI 7) datagrams the target's datagram
+				 * sockets dropped per 1000 that arrived over
+				 * the interval: floor(1000 * d / (d + r)),
+				 * d the growth of drops, r the receives the
+				 * recv stream counted; 0 when both are 0 */
+	__u64 drops;		/* (ABI 7) atomic: datagrams the kernel
+				 * dropped at the target's datagram sockets
+				 * (mostly a full receive buffer: the growth
+				 * of each socket's sk_drops, read at the
+				 * target's receives on it, counted from its
+				 * first), since the target was added */
+	__u64 drop_mark;	/* engine private: drops at the previous
+				 * tick */
 	/*
 	 * Service time (ABI 5), also written at each tick: the newest service
 	 * window that closed since the previous tick with at least
@@ -623,6 +637,8 @@ struct satfeed_verdict {
 				 * server is saturated when the threads
 				 * that serve are */
 	__u32 svc_reserved;
+	__u64 recv_mark;	/* (ABI 7) engine private: the recv stream's
+				 * calls at the previous tick */
 };
 
 /* Fewer samples than this in a service window: too few to move the

@@ -23,7 +23,9 @@
  *  2. the verdict: the slack is the threads' waited time less its
  *     run-queue time over the interval times the threads
  *     (satfeed_verdict.slack_permille, wait_permille, threads, sleepers),
- *     the newest service window moves the service-time average, and the
+ *     the drops of its datagram sockets over the interval per datagram
+ *     that arrived (drop_permille; the hot path adds to drops), the
+ *     newest service window moves the service-time average, and the
  *     rules are evaluated (sat_rules.h, satfeed_sat_tick());
  *  3. each stream: a window in progress whose first sample began at least
  *     max_age_ns / 2 ago closes with its pending samples (SATFEED_WIN_AGED,
@@ -171,7 +173,8 @@ static __noinline __u64 sf_age_verdict(struct sf_age_ctx *c, __u32 slot,
 	struct satfeed_sat_rules rules = {};
 	struct satfeed_sat_tick tk = {};
 	struct satfeed_age *a = c->a;
-	__u64 now = c->now, waited, runq, den, svc_seq = 0;
+	__u64 now = c->now, waited, runq, den, svc_seq = 0, rcalls = 0, drops;
+	struct satfeed_stream *rs;
 	__u32 threads, sleepers;
 	struct satfeed_verdict *v;
 
@@ -182,6 +185,10 @@ static __noinline __u64 sf_age_verdict(struct sf_age_ctx *c, __u32 slot,
 	waited = a->waited_ns[idx];
 	runq = a->runq_ns[idx];
 	tk.svc_mean_ns = sf_age_svc(slot, gen, &svc_seq);
+	rs = sf_stream(slot, SATFEED_STREAM_RECV);
+	/* a counter: a plain load, no lock needed */
+	if (rs && rs->gen == gen)
+		rcalls = *(volatile __u64 *)&rs->calls;
 	sf_rules_get(slot, gen, &rules);
 	v = bpf_map_lookup_elem(&sf_verdict, &slot);
 	if (!v)
@@ -203,8 +210,16 @@ static __noinline __u64 sf_age_verdict(struct sf_age_ctx *c, __u32 slot,
 	}
 	v->prev_tick_ns = v->tick_ns;
 	v->tick_ns = now;
-	v->waited_mark = 0;
-	v->runq_mark = 0;
+	/* the drop share of the interval: the receives the recv stream
+	 * counted and the drops seen beside them since the previous tick */
+	drops = v->drops;
+	if (rcalls < v->recv_mark)
+		v->recv_mark = 0;
+	v->drop_permille = sf_age_share(drops - v->drop_mark,
+					drops - v->drop_mark +
+					rcalls - v->recv_mark);
+	v->drop_mark = drops;
+	v->recv_mark = rcalls;
 	v->wait_permille = wperm;
 	v->slack_permille = iperm;
 	v->threads = threads;

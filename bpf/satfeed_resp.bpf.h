@@ -22,8 +22,15 @@
  * gets an event.  Writes that continue the same response (headers, then a
  * body by writev or sendfile) find no mark and count once.
  *
+ * A datagram socket's record also keeps the socket's drop count: at each
+ * receive the growth since the last one goes to the target's verdict
+ * (satfeed_verdict.drops), the queue overflow a UDP server past its
+ * capacity shows instead of a growing queue.
+ *
  * Cost, on a target's samples only: the socket of the fd (a few plain
- * loads, as the socket check of read/write does) and one hash lookup; a
+ * loads, as the socket check of read/write does) and one hash lookup (a
+ * datagram receive: three more loads and a compare, plus a
+ * compare-and-swap, a lookup and an atomic add when drops grew); a
  * response adds the locked window updates of the response and service-time
  * streams, in a subprogram, and one atomic add to its service-time
  * histogram (sf_svc_hist).
@@ -65,6 +72,59 @@ static __always_inline void sf_conn_key_of(struct sock *sk,
 	k->dport = s->__sk_common.skc_dport;
 	k->pad = 0;
 	k->pad2 = 0;
+}
+
+/*
+ * The socket's drop count, sk_drops_read(): datagrams the kernel dropped
+ * at it, most for a full receive buffer.  Until 6.17 sk->sk_drops; from
+ * 6.18 on a UDP socket counts them per NUMA node half in the counters
+ * sk_drop_counters points to, sk_drops then stays 0.  Both are read, the
+ * second only where the field exists (CO-RE: the branch is dead on older
+ * kernels).
+ */
+struct numa_drop_counters___sf {
+	atomic_t drops0;
+	atomic_t drops1;
+} __attribute__((preserve_access_index));
+
+struct sock___drops {
+	atomic_t sk_drops;
+	struct numa_drop_counters___sf *sk_drop_counters;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 sf_sk_drops(struct sock *sk)
+{
+	struct sock___drops *s = (void *)bpf_core_cast(sk, struct sock);
+	struct numa_drop_counters___sf *ndc;
+	__u32 n = s->sk_drops.counter;
+
+	if (bpf_core_field_exists(struct sock___drops, sk_drop_counters)) {
+		ndc = s->sk_drop_counters;
+		if (ndc)
+			n += ndc->drops0.counter + ndc->drops1.counter;
+	}
+	return n;
+}
+
+/*
+ * A receive of target hit on datagram socket sk, whose record c keeps the
+ * drop count last seen: the growth since goes to the target's verdict
+ * (satfeed_verdict.drops).  The record's count moves by compare-and-swap,
+ * so threads receiving on one socket together add each drop once.  No
+ * drop since (the common case): one load of the socket and a compare.
+ */
+static __always_inline void sf_conn_drops(struct sf_conn *c, struct sock *sk,
+					  const struct sf_hit *hit)
+{
+	__u64 d = sf_sk_drops(sk), old = c->drops;
+	struct satfeed_verdict *v;
+
+	if (d <= old ||
+	    __sync_val_compare_and_swap(&c->drops, old, d) != old)
+		return;
+	v = bpf_map_lookup_elem(&sf_verdict, &hit->slot);
+	if (v && v->gen == hit->gen)
+		__sync_fetch_and_add(&v->drops, d - old);
 }
 
 /* The map that holds sk's record: sf_conn for TCP, else sf_conn_other. */
@@ -134,11 +194,16 @@ static __always_inline void sf_response(struct task_struct *task,
 			};
 
 			if (s->sk_type == SF_SOCK_DGRAM &&
-			    s->__sk_common.skc_state != SF_TCP_ESTABLISHED)
+			    s->__sk_common.skc_state != SF_TCP_ESTABLISHED) {
+				/* drops from here on count */
+				n.drops = sf_sk_drops(sk);
 				bpf_map_update_elem(&sf_conn_other, &k, &n,
 						    BPF_NOEXIST);
+			}
 			return;
 		}
+		if (c->flags & SF_CONN_DGRAM)
+			sf_conn_drops(c, sk, hit);
 		if (!(c->flags & SF_CONN_WAITING)) {
 			c->recv_ns = now;
 			c->flags |= SF_CONN_WAITING;

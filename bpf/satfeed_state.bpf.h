@@ -143,6 +143,9 @@ struct sf_conn {
 	__u32 flags;		/* SF_CONN_* */
 	__u32 slot;		/* the target's, when it was made */
 	__u64 recv_ns;		/* when the request's first receive returned */
+	__u64 drops;		/* datagram socket: its drop count (sk_drops)
+				 * at the last receive seen; it only grows,
+				 * by compare-and-swap (sf_conn_drops()) */
 };
 
 /*

@@ -255,9 +255,11 @@ FIGURES = {
     "resp_rate": "satfeed_response_rate_per_second",
     "service_mean": "satfeed_service_time_mean_seconds",
     "service_p99": "satfeed_service_time_p99_seconds",
+    "drop_share": "satfeed_receive_drop_ratio",
 }
-# figures as old as the engine's newest tick (sf_reading.c, idle_figure())
-TICK_STAMPED = ("idle",)
+# figures as old as the engine's newest tick (sf_reading.c, idle_figure(),
+# drop_figure())
+TICK_STAMPED = ("idle", "drop_share")
 REASONS = ("wps_full", "wps_near", "idle_full", "idle_near", "cv2_rise",
            "svc_full", "svc_near", "quiet")
 LEVELS = {"unknown": 0, "ok": 1, "near": 2, "full": 3}
@@ -303,6 +305,9 @@ def reading(show_path, path):
             check("%s reason %s" % (name, r),
                   exp.get(("satfeed_saturation_reason", key, r)),
                   "1" if r in sat["reasons"] else "0")
+        check(name + " drops",
+              exp.get(("satfeed_receive_drops_total", key, None)),
+              str(sat["drops"]))
         if sat["state"] != "unknown":
             check(name + " stale",
                   exp.get(("satfeed_saturation_stale", key, None)),

@@ -20,6 +20,8 @@
  *  verdict_tick.c  the default rules at the tick: the idle share of the
  *                  threads that woke (a sleeper left out), service-time
  *                  growth over its baseline
+ *  udp_drops.c     the drops of a target's UDP socket, as the kernel counts
+ *                  them, and their share per tick
  * common.c holds the setup they share.
  *
  * Uses the skeleton directly and pins nothing; its maps are read and
@@ -50,6 +52,7 @@ int main(int argc, char **argv)
 	test_window_feed(SATFEED_WINDOW_SHIFT_MAX);
 	if (getenv("SF_TEST_ONLY_FEED")) {	/* a developer's quick run */
 		test_run_delay();
+		test_udp_drops();
 		return sf_test_summary("test_kernel");
 	}
 	sf_preempt_probe(&pre, NULL);
@@ -70,5 +73,6 @@ int main(int argc, char **argv)
 	test_age();
 	test_responses();
 	test_verdict_tick();
+	test_udp_drops();
 	return sf_test_summary("test_kernel");
 }

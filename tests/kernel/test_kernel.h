@@ -65,5 +65,6 @@ void test_send_members(void);
 void test_age(void);
 void test_responses(void);
 void test_verdict_tick(void);
+void test_udp_drops(void);
 
 #endif /* __TEST_KERNEL_H */

@@ -165,6 +165,8 @@ const struct sf_fig_desc sf_figs[SF_NR_FIGS] = {
 	[SF_FIG_SVC_P99] = { "service_p99",
 		"satfeed_service_time_p99_seconds", 9,
 		"Service time p99 since the target was added: the lower bound of the histogram bucket (log-linear, each at most 25% wide) where the cumulative count reaches 99%, seconds (exact: ns)." },
+	[SF_FIG_DROPS] = { "drop_share", "satfeed_receive_drop_ratio", 3,
+		"Datagrams the target's datagram (UDP) sockets dropped, mostly for a full receive buffer, per datagram that arrived (dropped plus received) over the engine's last tick interval (0 to 1; 0 for a server without datagram sockets)." },
 };
 
 const char *const sf_reason_names[SF_NR_REASONS] = {
@@ -241,6 +243,22 @@ static void idle_figure(struct sf_reading *r, bool stopped)
 		return;
 	}
 	o->value = r->v.idle_permille;
+	o->age_ns = r->now > r->v.tick_ns ? r->now - r->v.tick_ns : 0;
+	o->source = stopped ? SF_FIG_STALE : SF_FIG_CLOSED;
+}
+
+/*
+ * The drop share (ABI 7): the verdict's, written at each tick for the
+ * tick's interval, as old as that tick, stale when the engine stopped;
+ * none before the first tick.
+ */
+static void drop_figure(struct sf_reading *r, bool stopped)
+{
+	struct sf_fig_value *o = &r->fig[SF_FIG_DROPS];
+
+	if (r->gone || !r->v.tick_ns)
+		return;
+	o->value = r->v.drop_permille;
 	o->age_ns = r->now > r->v.tick_ns ? r->now - r->v.tick_ns : 0;
 	o->source = stopped ? SF_FIG_STALE : SF_FIG_CLOSED;
 }
@@ -352,6 +370,7 @@ void sf_reading_build(struct sf_reading *r, const struct sf_target_view *tv,
 					    now - r->v.updated_ns : 0;
 	}
 	idle_figure(r, stopped);
+	drop_figure(r, stopped);
 	f = &r->s[SATFEED_STREAM_SEND].f;
 	from_stream(&r->fig[SF_FIG_SEND_RATE], f, f->rate_milli);
 	from_stream(&r->fig[SF_FIG_SEND_CV2], f, f->cv2_permille);

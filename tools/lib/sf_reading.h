@@ -124,6 +124,7 @@ enum sf_fig {
 	SF_FIG_RESP_RATE,	/* resp: responses per second (RPS_obs) */
 	SF_FIG_SVC_MEAN,	/* svc: mean service time, ns */
 	SF_FIG_SVC_P99,		/* hist: service p99 since added, ns */
+	SF_FIG_DROPS,		/* verdict: datagrams dropped per arrival */
 	SF_NR_FIGS,
 };
 

@@ -267,6 +267,12 @@ static void write_verdicts(struct sf_buf *b, const struct scrape *sc)
 		if (!sc->rows[i].gone)
 			sample(b, "satfeed_saturation_changes", "_total",
 			       &sc->rows[i], NULL, sc->rows[i].v.changes, 0);
+	sf_mx_family_head(b, sc, "satfeed_receive_drops", COUNTER,
+			  "Datagrams the kernel dropped at the target's datagram (UDP) sockets, mostly for a full receive buffer, since it was added (each socket counted from the target's first receive on it).");
+	for (__u32 i = 0; i < sc->nr_rows; i++)
+		if (!sc->rows[i].gone)
+			sample(b, "satfeed_receive_drops", "_total",
+			       &sc->rows[i], NULL, sc->rows[i].v.drops, 0);
 }
 
 /*

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * udp_drops.c - the datagrams a target's UDP socket drops (ABI 7,
+ * satfeed_verdict.drops and drop_permille), against the kernel's own count
+ * of the socket (SO_MEMINFO's SK_MEMINFO_DROPS, sk_drops_read()):
+ *  - drops before the target's first receive on the socket do not count
+ *    (the first receive takes the socket's count as its start);
+ *  - a flood into a socket with the smallest receive buffer, then the
+ *    queue read out: the verdict's drops grow by exactly the kernel's;
+ *  - the tick after: drop_permille is floor(1000 * d / (d + r)) over its
+ *    interval, d those drops and r the receives, exactly the datagrams
+ *    read (the marks the tick leaves say the interval's d and r).
+ * The sender is this process too: its connected socket never receives, so
+ * it has no record.
+ */
+#include "test_kernel.h"
+#include <time.h>
+#include <netinet/in.h>
+#include <linux/sock_diag.h>
+
+#define DROPS_T_NS	200000000ULL	/* T: a tick every 100 ms */
+#define FLOOD		300		/* datagrams sent per flood */
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* The verdict right after the next tick of slot. */
+static bool next_tick(const struct sf_pins *p, int slot,
+		      struct satfeed_verdict *v)
+{
+	__u64 first = 0, deadline = now_ns() + 5 * DROPS_T_NS;
+
+	while (now_ns() < deadline) {
+		if (sf_verdict_read(p, slot, v))
+			return false;
+		if (!first)
+			first = v->tick_ns ?: 1;
+		else if (v->tick_ns != first && v->tick_ns)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/* The kernel's drop count of socket fd, or -1. */
+static long long kernel_drops(int fd)
+{
+	__u32 mem[SK_MEMINFO_VARS];
+	socklen_t l = sizeof(mem);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mem, &l) ||
+	    l <= SK_MEMINFO_DROPS * sizeof(__u32))
+		return -1;
+	return mem[SK_MEMINFO_DROPS];
+}
+
+/* Send FLOOD datagrams of 1000 bytes on c without reading. */
+static bool flood(int c)
+{
+	char buf[1000] = { 0 };
+
+	for (int i = 0; i < FLOOD; i++)
+		if (send(c, buf, sizeof(buf), 0) != sizeof(buf))
+			return false;
+	return true;
+}
+
+/* Read every queued datagram of s: how many, or -1. */
+static long drain(int s)
+{
+	char buf[2000];
+	long n = 0;
+	ssize_t r;
+
+	while ((r = recv(s, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+		n++;
+	return r < 0 && errno == EAGAIN ? n : -1;
+}
+
+static void check_drops(const struct sf_pins *p, int slot)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct satfeed_verdict v0, v1, v2;
+	long long k0, k1, k2;
+	socklen_t l = sizeof(a);
+	int s, c = -1, one = 1;
+	__u64 d, r;
+	long got;
+
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (!ASSERT_TRUE(s >= 0, "udp socket") ||
+	    !ASSERT_OK(setsockopt(s, SOL_SOCKET, SO_RCVBUF, &one,
+				  sizeof(one)), "the smallest SO_RCVBUF") ||
+	    !ASSERT_OK(bind(s, (struct sockaddr *)&a, sizeof(a)), "bind") ||
+	    !ASSERT_OK(getsockname(s, (struct sockaddr *)&a, &l), "name"))
+		goto out;
+	c = socket(AF_INET, SOCK_DGRAM, 0);
+	if (!ASSERT_TRUE(c >= 0, "udp client") ||
+	    !ASSERT_OK(connect(c, (struct sockaddr *)&a, sizeof(a)),
+		       "connect the client"))
+		goto out;
+
+	/* drops before the first receive: the socket's count starts there */
+	if (!ASSERT_TRUE(flood(c), "first flood") ||
+	    !ASSERT_TRUE(drain(s) > 0, "first flood read") ||
+	    !ASSERT_OK(sf_verdict_read(p, slot, &v0), "read verdict"))
+		goto out;
+	k0 = kernel_drops(s);
+	if (!ASSERT_TRUE(k0 > 0, "the first flood dropped datagrams (%lld)",
+			 k0))
+		goto out;
+	ASSERT_EQ(v0.drops, 0, "drops before the first receive do not count");
+
+	/* a flood inside one tick's interval */
+	if (!ASSERT_TRUE(next_tick(p, slot, &v1), "a tick"))
+		goto out;
+	if (!ASSERT_TRUE(flood(c), "second flood"))
+		goto out;
+	got = drain(s);
+	k1 = kernel_drops(s);
+	if (!ASSERT_TRUE(got > 0, "second flood read") ||
+	    !ASSERT_TRUE(k1 > k0, "the second flood dropped datagrams") ||
+	    !ASSERT_TRUE(next_tick(p, slot, &v2), "the tick after"))
+		goto out;
+	ASSERT_EQ(v2.drops - v1.drops, (__u64)(k1 - k0),
+		  "drops == the kernel's SK_MEMINFO_DROPS growth");
+	if (ASSERT_EQ(v2.prev_tick_ns, v1.tick_ns,
+		      "flood and read inside one interval")) {
+		d = v2.drop_mark - v1.drop_mark;
+		r = v2.recv_mark - v1.recv_mark;
+		ASSERT_EQ(d, (__u64)(k1 - k0), "the interval's drops");
+		ASSERT_EQ(r, (__u64)got, "the interval's receives");
+		ASSERT_EQ(v2.drop_permille, (__u32)(1000 * d / (d + r)),
+			  "drop_permille == floor(1000 d / (d + r))");
+		printf("udp_drops: %llu dropped, %llu received: %u permille\n",
+		       (unsigned long long)d, (unsigned long long)r,
+		       v2.drop_permille);
+	}
+
+	/* the next interval without drops reads 0 */
+	if (ASSERT_TRUE(next_tick(p, slot, &v2), "a tick without drops")) {
+		k2 = kernel_drops(s);
+		ASSERT_EQ(v2.drop_permille, 0, "no drop, 0 permille");
+		ASSERT_EQ(v2.drops - v1.drops, (__u64)(k2 - k0),
+			  "drops still the kernel's");
+	}
+out:
+	if (c >= 0)
+		close(c);
+	if (s >= 0)
+		close(s);
+}
+
+void test_udp_drops(void)
+{
+	struct satfeed_bpf *skel;
+	struct sf_pins p;
+	int slot;
+
+	test_max_age_ns = DROPS_T_NS;
+	skel = start_engine(SATFEED_WINDOW_SHIFT, false);
+	test_max_age_ns = 0;
+	if (!skel)
+		return;
+	if (engine_maps(skel, &p) &&
+	    ASSERT_OK(watch_self(&p, &slot), "watch self"))
+		check_drops(&p, slot);
+	satfeed_bpf__destroy(skel);
+}
