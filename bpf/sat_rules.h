@@ -40,6 +40,11 @@
  *   cv2      the newest recv window's cv2_permille; base the lowest recv
  *            cv2 of the windows that closed while the target was at low
  *            load (off by default)
+ *   drops    at each tick: of the datagrams that arrived at the target's
+ *            datagram sockets in the tick's interval, the share dropped,
+ *            floor(1000 * drops / (drops + receives))
+ *            (satfeed_verdict.drop_permille).  A UDP server past its
+ *            capacity does not queue: its socket's buffer overflows.
  *
  *   UNKNOWN  until a tick measured the idle share, a service window moved
  *            the average, or (wps rules on) a send window closed with waits;
@@ -47,9 +52,11 @@
  *   FULL     idle < idle_full                          (WHY_IDLE_FULL)
  *            or svc > svc_full                         (WHY_SVC_FULL)
  *            or wps_avg < wps_full                     (WHY_WPS_FULL)
+ *            or drops >= drop_full                     (WHY_DROP_FULL)
  *   NEAR     idle < idle_near                          (WHY_IDLE_NEAR)
  *            or svc > svc_near                         (WHY_SVC_NEAR)
  *            or wps_avg < wps_near                     (WHY_WPS_NEAR)
+ *            or drops >= drop_near                     (WHY_DROP_NEAR)
  *            or cv2 > base + base * cv2_rise / 1000    (WHY_CV2_RISE)
  *   OK       otherwise
  *
@@ -95,7 +102,18 @@ satfeed_sat_rules_effective(const struct satfeed_sat_rules *r,
 						  SATFEED_SAT_SVC_NEAR_DEFAULT);
 	out->svc_full_permille = satfeed_sat_rule(r->svc_full_permille,
 						  SATFEED_SAT_SVC_FULL_DEFAULT);
-	out->reserved = 0;
+	out->drop_near_permille =
+		satfeed_sat_rule(r->drop_near_permille,
+				 SATFEED_SAT_DROP_NEAR_DEFAULT);
+	out->drop_full_permille =
+		satfeed_sat_rule(r->drop_full_permille,
+				 SATFEED_SAT_DROP_FULL_DEFAULT);
+}
+
+/* Does rule value `limit` (on) hold for figure v: v at least it? */
+static __always_inline bool satfeed_sat_at_least(__u32 v, __u32 limit)
+{
+	return limit != SATFEED_SAT_RULE_OFF && v >= limit;
 }
 
 /* Does rule value `limit` (on) hold for figure v: v below it? */
@@ -139,7 +157,8 @@ satfeed_sat_state_of(const struct satfeed_verdict *v,
 	      (v->seen & SATFEED_SAT_SEEN_WAITS) &&
 	      (eff->wps_near_permille != SATFEED_SAT_RULE_OFF ||
 	       eff->wps_full_permille != SATFEED_SAT_RULE_OFF);
-	if (!wps && !(v->seen & (SATFEED_SAT_SEEN_IDLE | SATFEED_SAT_SEEN_SVC))) {
+	if (!wps && !(v->seen & (SATFEED_SAT_SEEN_IDLE | SATFEED_SAT_SEEN_SVC |
+				 SATFEED_SAT_SEEN_DROPS))) {
 		/* with every rule off nothing is missing: ok once a window
 		 * closed */
 		if (eff->idle_near_permille == SATFEED_SAT_RULE_OFF &&
@@ -148,6 +167,8 @@ satfeed_sat_state_of(const struct satfeed_verdict *v,
 		    eff->svc_full_permille == SATFEED_SAT_RULE_OFF &&
 		    eff->wps_near_permille == SATFEED_SAT_RULE_OFF &&
 		    eff->wps_full_permille == SATFEED_SAT_RULE_OFF &&
+		    eff->drop_near_permille == SATFEED_SAT_RULE_OFF &&
+		    eff->drop_full_permille == SATFEED_SAT_RULE_OFF &&
 		    rise == SATFEED_SAT_RULE_OFF &&
 		    (v->seen & (SATFEED_SAT_SEEN_SEND | SATFEED_SAT_SEEN_RECV |
 				SATFEED_SAT_SEEN_POLL)))
@@ -177,6 +198,14 @@ satfeed_sat_state_of(const struct satfeed_verdict *v,
 		if (satfeed_sat_above(svc, eff->svc_near_permille))
 			w |= SATFEED_SAT_WHY_SVC_NEAR;
 	}
+	if (v->seen & SATFEED_SAT_SEEN_DROPS) {
+		if (satfeed_sat_at_least(v->drop_permille,
+					 eff->drop_full_permille))
+			w |= SATFEED_SAT_WHY_DROP_FULL;
+		if (satfeed_sat_at_least(v->drop_permille,
+					 eff->drop_near_permille))
+			w |= SATFEED_SAT_WHY_DROP_NEAR;
+	}
 	if (rise != SATFEED_SAT_RULE_OFF &&
 	    (v->seen & SATFEED_SAT_SEEN_BASE) &&
 	    (v->seen & SATFEED_SAT_SEEN_RECV)) {
@@ -187,7 +216,7 @@ satfeed_sat_state_of(const struct satfeed_verdict *v,
 	}
 	*why = w;
 	if (w & (SATFEED_SAT_WHY_WPS_FULL | SATFEED_SAT_WHY_IDLE_FULL |
-		 SATFEED_SAT_WHY_SVC_FULL))
+		 SATFEED_SAT_WHY_SVC_FULL | SATFEED_SAT_WHY_DROP_FULL))
 		return SATFEED_SAT_FULL;
 	if (w)
 		return SATFEED_SAT_NEAR;
@@ -298,11 +327,15 @@ struct satfeed_sat_tick {
 				 * since the previous tick: its mean_ns,
 				 * 0: none with SATFEED_SAT_SVC_MIN_SAMPLES */
 	__u64 now;		/* the tick */
+	__u64 drops;		/* datagrams dropped at the target's datagram
+				 * sockets in the interval (ABI 7) */
+	__u64 recvs;		/* receives the recv stream counted in it */
 };
 
 /*
- * A tick (t): record the idle share and the service time, and evaluate the
- * rules r (as stored), unless the target is quiet (satfeed_sat_quiet()).
+ * A tick (t): record the idle share, the drop share and the service time,
+ * and evaluate the rules r (as stored), unless the target is quiet
+ * (satfeed_sat_quiet()).
  * Returns 1 when the state changed, else 0.
  */
 static __always_inline int
@@ -310,12 +343,23 @@ satfeed_sat_tick(struct satfeed_verdict *v, const struct satfeed_sat_rules *r,
 		 const struct satfeed_sat_tick *t)
 {
 	struct satfeed_sat_rules eff;
-	__u64 m = t->svc_mean_ns;
+	__u64 m = t->svc_mean_ns, d, rc;
 
 	satfeed_sat_rules_effective(r, &eff);
 	if (t->idle_known) {
 		v->idle_permille = t->idle_permille;
 		v->seen |= SATFEED_SAT_SEEN_IDLE;
+	}
+	/* the drop share: known from the first interval with a datagram
+	 * dropped or a receive, 0 in one with neither.  Exact below 2^53 of
+	 * each (a tick's interval holds far fewer); above, each is capped
+	 * there, so that 1000 * d and d + r fit */
+	d = t->drops > (1ULL << 53) ? 1ULL << 53 : t->drops;
+	rc = t->recvs > (1ULL << 53) ? 1ULL << 53 : t->recvs;
+	v->drop_permille = 0;
+	if (d + rc) {
+		v->drop_permille = d * 1000 / (d + rc);
+		v->seen |= SATFEED_SAT_SEEN_DROPS;
 	}
 	if (m) {
 		if (m > (1ULL << 53))

@@ -429,9 +429,10 @@ enum satfeed_target_state {
  * the threads are busy or wait for a CPU, so work queues) and the growth
  * of the service time over its low-load baseline (work waits inside the
  * server between its receive and its answer: a thread per connection
- * behind a lock or a CPU).  Waits per send measures the event loop's shape
- * as much as its load, and the dispersion peaks at mid load: off unless
- * set.
+ * behind a lock or a CPU); a UDP server, which does not queue inside but
+ * overflows its socket's buffer, shows it in the share of its datagrams
+ * dropped (ABI 7).  Waits per send measures the event loop's shape as much
+ * as its load, and the dispersion peaks at mid load: off unless set.
  */
 #define SATFEED_SAT_RULE_OFF		0xffffffffU
 #define SATFEED_SAT_WPS_NEAR_DEFAULT	SATFEED_SAT_RULE_OFF
@@ -441,6 +442,8 @@ enum satfeed_target_state {
 #define SATFEED_SAT_CV2_RISE_DEFAULT	SATFEED_SAT_RULE_OFF
 #define SATFEED_SAT_SVC_NEAR_DEFAULT	4000
 #define SATFEED_SAT_SVC_FULL_DEFAULT	6000
+#define SATFEED_SAT_DROP_NEAR_DEFAULT	10
+#define SATFEED_SAT_DROP_FULL_DEFAULT	50
 struct satfeed_sat_rules {
 	__u32 idle_near_permille; /* near below this idle share, permille */
 	__u32 idle_full_permille; /* saturated below this idle share, permille */
@@ -454,7 +457,11 @@ struct satfeed_sat_rules {
 				  * exceeds this many thousandths of its
 				  * low-load baseline (4000: four times) */
 	__u32 svc_full_permille; /* saturated above this many */
-	__u32 reserved;		/* 0 */
+	__u32 drop_near_permille; /* (ABI 7) near when at least this many of
+				   * 1000 datagrams that arrived at the
+				   * target's datagram sockets over a tick
+				   * were dropped (drop_permille) */
+	__u32 drop_full_permille; /* (ABI 7) saturated at this many */
 };
 
 enum satfeed_sat_state {
@@ -536,6 +543,10 @@ struct satfeed_rules_slot {
 						   * svc_base */
 #define SATFEED_SAT_WHY_SVC_FULL	(1U << 7) /* svc_avg > svc_full of
 						   * svc_base */
+#define SATFEED_SAT_WHY_DROP_NEAR	(1U << 8) /* drop_permille >=
+						   * drop_near (ABI 7) */
+#define SATFEED_SAT_WHY_DROP_FULL	(1U << 9) /* drop_permille >=
+						   * drop_full (ABI 7) */
 /* Bits of satfeed_verdict.seen: which figures are set. */
 #define SATFEED_SAT_SEEN_SEND	(1U << SATFEED_STREAM_SEND)
 #define SATFEED_SAT_SEEN_RECV	(1U << SATFEED_STREAM_RECV)
@@ -546,6 +557,9 @@ struct satfeed_rules_slot {
 #define SATFEED_SAT_SEEN_IDLE	(1U << 6)	/* idle_permille: a tick
 						 * measured the slack */
 #define SATFEED_SAT_SEEN_SVC	(1U << 7)	/* svc_avg_ns, svc_base_ns */
+#define SATFEED_SAT_SEEN_DROPS	(1U << 8)	/* drop_permille: a datagram
+						 * arrived in a tick's
+						 * interval (ABI 7) */
 struct satfeed_verdict {
 	struct bpf_spin_lock lock;
 	__u32 gen;		/* satfeed_target.gen this verdict belongs to */

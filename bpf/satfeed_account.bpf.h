@@ -86,6 +86,8 @@ static __always_inline void sf_rules_get(__u32 slot, __u32 gen,
 	rules->wps_full_permille = READ_ONCE(r->rules.wps_full_permille);
 	rules->svc_near_permille = READ_ONCE(r->rules.svc_near_permille);
 	rules->svc_full_permille = READ_ONCE(r->rules.svc_full_permille);
+	rules->drop_near_permille = READ_ONCE(r->rules.drop_near_permille);
+	rules->drop_full_permille = READ_ONCE(r->rules.drop_full_permille);
 }
 
 /*

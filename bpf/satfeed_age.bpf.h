@@ -210,14 +210,11 @@ static __noinline __u64 sf_age_verdict(struct sf_age_ctx *c, __u32 slot,
 	}
 	v->prev_tick_ns = v->tick_ns;
 	v->tick_ns = now;
-	/* the drop share of the interval: the receives the recv stream
-	 * counted and the drops seen beside them since the previous tick */
+	/* the interval's drops and receives (the recv stream's calls) for
+	 * the drop share satfeed_sat_tick() computes */
 	drops = v->drops;
-	if (rcalls < v->recv_mark)
-		v->recv_mark = 0;
-	v->drop_permille = sf_age_share(drops - v->drop_mark,
-					drops - v->drop_mark +
-					rcalls - v->recv_mark);
+	tk.drops = drops >= v->drop_mark ? drops - v->drop_mark : drops;
+	tk.recvs = rcalls >= v->recv_mark ? rcalls - v->recv_mark : rcalls;
 	v->drop_mark = drops;
 	v->recv_mark = rcalls;
 	v->wait_permille = wperm;

@@ -17,7 +17,9 @@
 #             unit), python3 (the thread-per-connection server); the
 #             corpus runs each on a free port with its own configuration;
 #             its held-out servers need apache2-bin (the binary and its
-#             MPM modules, no service or configuration) and haproxy
+#             MPM modules, no service or configuration), haproxy and
+#             unbound (its service is never started by the corpus, which
+#             runs it in the foreground with a configuration of its own)
 #   vm        the QEMU guest pipeline (kernel module build, initramfs), for
 #             both guest kernels: the 7.x one (tests/vm/kernel-trixie7.sh)
 #             also reads ELF tools' glibc needs (binutils' readelf) and
@@ -49,7 +51,7 @@ declare -A main=(
 		prometheus-node-exporter gcc-multilib libc6-dev-i386 systemd"
 	[bench]="bpftrace memcached python3 gnuplot-nox"
 	[validate]="memcached gnuplot-nox python3 iproute2 lighttpd nginx
-		   dnsmasq-base apache2-bin haproxy"
+		   dnsmasq-base apache2-bin haproxy unbound"
 	[vm]="qemu-system-x86 busybox-static gcc-12 make pahole cpio gzip kmod libc6-dev libssl3 zlib1g
 	      xz-utils bpftrace memcached iproute2 binutils debian-archive-keyring"
 	[fresh]="debootstrap git ca-certificates"

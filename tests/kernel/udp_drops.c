@@ -9,7 +9,9 @@
  *    queue read out: the verdict's drops grow by exactly the kernel's;
  *  - the tick after: drop_permille is floor(1000 * d / (d + r)) over its
  *    interval, d those drops and r the receives, exactly the datagrams
- *    read (the marks the tick leaves say the interval's d and r).
+ *    read (the marks the tick leaves say the interval's d and r), and the
+ *    default rules read it: saturated (SATFEED_SAT_WHY_DROP_FULL, 50
+ *    permille or more), then not by drops in an interval without any.
  * The sender is this process too: its connected socket never receives, so
  * it has no record.
  */
@@ -138,6 +140,11 @@ static void check_drops(const struct sf_pins *p, int slot)
 		ASSERT_EQ(r, (__u64)got, "the interval's receives");
 		ASSERT_EQ(v2.drop_permille, (__u32)(1000 * d / (d + r)),
 			  "drop_permille == floor(1000 d / (d + r))");
+		ASSERT_TRUE(v2.drop_permille < SATFEED_SAT_DROP_FULL_DEFAULT ||
+			    (v2.state == SATFEED_SAT_FULL &&
+			     (v2.why & SATFEED_SAT_WHY_DROP_FULL)),
+			    "the default drop rule: full at %u permille (state %u why %#x)",
+			    v2.drop_permille, v2.state, v2.why);
 		printf("udp_drops: %llu dropped, %llu received: %u permille\n",
 		       (unsigned long long)d, (unsigned long long)r,
 		       v2.drop_permille);
@@ -147,6 +154,9 @@ static void check_drops(const struct sf_pins *p, int slot)
 	if (ASSERT_TRUE(next_tick(p, slot, &v2), "a tick without drops")) {
 		k2 = kernel_drops(s);
 		ASSERT_EQ(v2.drop_permille, 0, "no drop, 0 permille");
+		ASSERT_EQ(v2.why & (SATFEED_SAT_WHY_DROP_FULL |
+				    SATFEED_SAT_WHY_DROP_NEAR), 0,
+			  "no drop: no drop reason");
 		ASSERT_EQ(v2.drops - v1.drops, (__u64)(k2 - k0),
 			  "drops still the kernel's");
 	}

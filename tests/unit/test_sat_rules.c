@@ -327,6 +327,80 @@ static void test_svc(void)
 		  "huge but steady: ok");
 }
 
+/* A tick with d datagrams dropped and r received in its interval. */
+static __u32 drop_tick(const struct satfeed_sat_rules *r, __u64 d, __u64 rc)
+{
+	struct satfeed_sat_tick t = { .idle_permille = 1000, .idle_known = 1,
+				      .drops = d, .recvs = rc };
+
+	now += 1000;
+	t.now = now;
+	satfeed_sat_tick(&v, r, &t);
+	return v.state;
+}
+
+static void test_drops(void)
+{
+	const struct satfeed_sat_rules zero = {}, off = {
+		.drop_near_permille = SATFEED_SAT_RULE_OFF,
+		.drop_full_permille = SATFEED_SAT_RULE_OFF,
+	};
+	static const __u64 adv[] = {
+		0, 1, 2, 3, 9, 10, 999, 1000, 1001, 0xffffffffULL,
+		0x100000000ULL, (1ULL << 52) + 1, (1ULL << 53) - 1, 1ULL << 53,
+	};
+	struct satfeed_sat_rules eff;
+
+	satfeed_sat_rules_effective(&zero, &eff);
+	ASSERT_EQ(eff.drop_near_permille, 10, "default drop near: 1%");
+	ASSERT_EQ(eff.drop_full_permille, 50, "default drop full: 5%");
+	fresh();
+	ASSERT_EQ(drop_tick(&zero, 0, 0), SATFEED_SAT_OK, "no datagram: ok");
+	ASSERT_EQ(v.seen & SATFEED_SAT_SEEN_DROPS, 0,
+		  "no datagram: the share is not known");
+	ASSERT_EQ(drop_tick(&zero, 0, 1000), SATFEED_SAT_OK, "no drop: ok");
+	ASSERT_EQ(v.seen & SATFEED_SAT_SEEN_DROPS, SATFEED_SAT_SEEN_DROPS,
+		  "a receive: the share is known");
+	ASSERT_EQ(drop_tick(&zero, 9, 991), SATFEED_SAT_OK, "9 permille: ok");
+	ASSERT_EQ(drop_tick(&zero, 10, 990), SATFEED_SAT_NEAR,
+		  "10 permille: near");
+	ASSERT_EQ(v.why, SATFEED_SAT_WHY_DROP_NEAR, "why drop near");
+	ASSERT_EQ(drop_tick(&zero, 49, 951), SATFEED_SAT_NEAR,
+		  "49 permille: near");
+	ASSERT_EQ(drop_tick(&zero, 50, 950), SATFEED_SAT_FULL,
+		  "50 permille: full");
+	ASSERT_EQ(v.why, SATFEED_SAT_WHY_DROP_NEAR | SATFEED_SAT_WHY_DROP_FULL,
+		  "why drop full");
+	ASSERT_EQ(drop_tick(&zero, 0, 0), SATFEED_SAT_OK,
+		  "an interval with neither: 0, ok");
+	ASSERT_EQ(v.drop_permille, 0, "an interval with neither reads 0");
+	ASSERT_EQ(drop_tick(&off, 1000, 0), SATFEED_SAT_OK,
+		  "drop rules off: ok at 1000 permille");
+	ASSERT_EQ(v.drop_permille, 1000, "all dropped: 1000 permille");
+
+	/* exact against a 128-bit reference, adversarial pairs */
+	for (size_t i = 0; i < sizeof(adv) / sizeof(adv[0]); i++) {
+		for (size_t j = 0; j < sizeof(adv) / sizeof(adv[0]); j++) {
+			__u64 d = adv[i], rc = adv[j];
+			unsigned __int128 want = d + rc ?
+				(unsigned __int128)d * 1000 / (d + rc) : 0;
+
+			fresh();
+			drop_tick(&off, d, rc);
+			ASSERT_EQ(v.drop_permille, (__u64)want,
+				  "floor(1000 d / (d + r)), exact");
+		}
+	}
+	/* past 2^53 of either: capped, no overflow, within 0..1000 */
+	fresh();
+	drop_tick(&off, ~0ULL, ~0ULL);
+	ASSERT_EQ(v.drop_permille, 500, "2^64 - 1 each: capped alike, 500");
+	drop_tick(&off, ~0ULL, 0);
+	ASSERT_EQ(v.drop_permille, 1000, "2^64 - 1 dropped, none received");
+	drop_tick(&off, 1, ~0ULL);
+	ASSERT_EQ(v.drop_permille, 0, "1 dropped of 2^64 - 1");
+}
+
 static void test_rules_off(void)
 {
 	const struct satfeed_sat_rules off = {
@@ -337,6 +411,8 @@ static void test_rules_off(void)
 		.wps_full_permille = SATFEED_SAT_RULE_OFF,
 		.svc_near_permille = SATFEED_SAT_RULE_OFF,
 		.svc_full_permille = SATFEED_SAT_RULE_OFF,
+		.drop_near_permille = SATFEED_SAT_RULE_OFF,
+		.drop_full_permille = SATFEED_SAT_RULE_OFF,
 	};
 
 	fresh();
@@ -408,5 +484,6 @@ int main(void)
 	test_svc();
 	test_rules_off();
 	test_cv2_rise();
+	test_drops();
 	return sf_test_summary("test_sat_rules");
 }

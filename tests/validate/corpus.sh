@@ -27,7 +27,9 @@
 # lighttpd, watched as its cgroup).  Held out (--holdout): memcached-t1
 # (one epoll thread), apache2-worker (mpm_worker: a thread per connection
 # that polls its one socket between keep-alive requests; its cgroup),
-# haproxy (a two-thread epoll proxy in front of a lighttpd).
+# haproxy (a two-thread epoll proxy in front of a lighttpd), unbound (UDP
+# DNS, two threads with a SO_REUSEPORT socket each, libevent; added in
+# session 12 with the engine's drop figure, never run before the rule).
 #
 # Per server: a satfeed engine of its own under $CORPUS_BPFFS-<server>
 # (default /sys/fs/bpf/satfeed-corpus-<server>), loaded before the server
@@ -47,7 +49,7 @@ cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
 ALL=(lighttpd memcached-t4 nginx pyhttp dnsmasq sfserver-iouring nginx-proxy)
-HOLDOUT=(memcached-t1 apache2-worker haproxy)
+HOLDOUT=(memcached-t1 apache2-worker haproxy unbound)
 QUICK=0
 HOLD=0
 PICK=""
@@ -299,6 +301,33 @@ start_memcached-t1() {
 	S_PORT=$(sf_free_port)
 	start_bg memcached -u root -t 1 -p "$S_PORT" -l 127.0.0.1 -U 0 -c 4096
 	S_SEL=(--pid "$S_PID") S_PROTO=memcached S_CONNS=8 S_START=4000
+}
+
+start_unbound() { # two threads, each its own UDP socket (SO_REUSEPORT)
+	S_PORT=$(sf_free_port)
+	mkdir -p "$TMP/unbound"
+	cat >"$TMP/unbound/unbound.conf" <<EOF
+server:
+	interface: 127.0.0.1
+	port: $S_PORT
+	do-daemonize: no
+	username: ""
+	chroot: ""
+	directory: "$TMP/unbound"
+	pidfile: ""
+	use-syslog: no
+	logfile: ""
+	verbosity: 0
+	num-threads: 2
+	do-ip6: no
+	access-control: 127.0.0.0/8 allow
+	local-zone: "corpus.test." redirect
+	local-data: "corpus.test. 60 IN A 127.0.0.1"
+remote-control:
+	control-enable: no
+EOF
+	start_bg unbound -d -c "$TMP/unbound/unbound.conf"
+	S_SEL=(--pid "$S_PID") S_PROTO=dns S_CONNS=4 S_START=1000
 }
 
 start_apache2-worker() { # its master and one child of 64 threads

@@ -1,4 +1,4 @@
-"""satrule.py - the engine's saturation rule (bpf/sat_rules.h, ABI 5),
+"""satrule.py - the engine's saturation rule (bpf/sat_rules.h, ABI 7),
 recomputed in Python from what satfeedctl shows, so that the sweeps
 (tests/validate/sweep.py, corpus.sh) can check the engine's verdict against
 an independent implementation, and both against the knee.
@@ -14,9 +14,12 @@ server's event-loop shape.
            window with at least SVC_MIN_SAMPLES samples moves it, the
            first one's mean, then a lower mean at once, a higher one
            (svc_avg + mean) >> 1; svc_base the lowest such mean; svc = floor(1000 * svc_avg / svc_base)
-  UNKNOWN  until an idle share or a service mean is known
-  FULL     idle < IDLE_FULL or svc > SVC_FULL
-  NEAR     idle < IDLE_NEAR or svc > SVC_NEAR
+  drops    the share of the datagrams that reached the target's datagram
+           sockets in the engine's last tick that were dropped
+           (saturation.drop_permille, once seen has SEEN_DROPS)
+  UNKNOWN  until an idle share, a service mean or a drop share is known
+  FULL     idle < IDLE_FULL or svc > SVC_FULL or drops >= DROP_FULL
+  NEAR     idle < IDLE_NEAR or svc > SVC_NEAR or drops >= DROP_NEAR
   OK       otherwise; and OK while the engine says quiet, once a send or
            receive window closed (the average restarts at the base)
 
@@ -40,8 +43,11 @@ IDLE_NEAR = 250
 IDLE_FULL = 100
 SVC_NEAR = 4000
 SVC_FULL = 6000
+DROP_NEAR = 10
+DROP_FULL = 50
 SVC_MIN_SAMPLES = 16
 SEEN_IDLE = 1 << 6
+SEEN_DROPS = 1 << 8
 
 UNKNOWN, OK, NEAR, FULL = 0, 1, 2, 3
 NAMES = {UNKNOWN: "UNKNOWN", OK: "OK", NEAR: "NEAR", FULL: "FULL"}
@@ -73,16 +79,24 @@ def cv2_permille(w):
 
 
 def state_of(idle, svc_permille, idle_near=IDLE_NEAR, idle_full=IDLE_FULL,
-             svc_near=SVC_NEAR, svc_full=SVC_FULL):
-    """The state for an idle share (None: unknown) and a service time in
-    permille of its base (None: unknown)."""
-    if idle is None and svc_permille is None:
+             svc_near=SVC_NEAR, svc_full=SVC_FULL, drops=None,
+             drop_near=DROP_NEAR, drop_full=DROP_FULL):
+    """The state for an idle share (None: unknown), a service time in
+    permille of its base (None: unknown) and a drop share in permille
+    (None: unknown).  A limit of None is a rule that is off."""
+    def held(v, lim, above):
+        if v is None or lim is None:
+            return False
+        return v >= lim if above else v < lim
+    if idle is None and svc_permille is None and drops is None:
         return UNKNOWN
-    if (idle is not None and idle < idle_full) or \
-            (svc_permille is not None and svc_permille > svc_full):
+    if held(idle, idle_full, False) or \
+            (svc_permille is not None and svc_full is not None and
+             svc_permille > svc_full) or held(drops, drop_full, True):
         return FULL
-    if (idle is not None and idle < idle_near) or \
-            (svc_permille is not None and svc_permille > svc_near):
+    if held(idle, idle_near, False) or \
+            (svc_permille is not None and svc_near is not None and
+             svc_permille > svc_near) or held(drops, drop_near, True):
         return NEAR
     return OK
 
@@ -93,8 +107,11 @@ class Rule:
     .wps_avg the smoothed waits per send (for the tables)."""
 
     def __init__(self, idle_near=IDLE_NEAR, idle_full=IDLE_FULL,
-                 svc_near=SVC_NEAR, svc_full=SVC_FULL):
+                 svc_near=SVC_NEAR, svc_full=SVC_FULL, drop_near=DROP_NEAR,
+                 drop_full=DROP_FULL):
         self.limits = (idle_near, idle_full, svc_near, svc_full)
+        self.drop_limits = (drop_near, drop_full)
+        self.drops = None
         self.prev = None        # (send windows, send calls, poll calls)
         self.wps_avg = None
         self.svc_seq = 0
@@ -143,6 +160,8 @@ class Rule:
         sat = t.get("saturation") or {}
         if sat.get("seen", 0) & SEEN_IDLE:
             self.idle = sat.get("idle_permille")
+        if sat.get("seen", 0) & SEEN_DROPS:
+            self.drops = sat.get("drop_permille")
         self._svc((t.get("service") or {}).get("windows"))
         if "quiet" in (sat.get("reasons") or []):
             if self.svc_base is not None:
@@ -154,4 +173,5 @@ class Rule:
             return
         svc = (1000 * self.svc_avg // self.svc_base
                if self.svc_base else None)
-        self.state = state_of(self.idle, svc, *self.limits)
+        self.state = state_of(self.idle, svc, *self.limits, self.drops,
+                              *self.drop_limits)

@@ -52,6 +52,24 @@ def test_rule():
               want)
     check("either rule: the worse", satrule.state_of(200, 9000),
           satrule.FULL)
+    # thresholds of the drop share (ABI 7): 9 ok, 10 near, 49 near, 50 full
+    for d, want in ((0, satrule.OK), (9, satrule.OK), (10, satrule.NEAR),
+                    (49, satrule.NEAR), (50, satrule.FULL)):
+        check("drops %d permille" % d,
+              satrule.state_of(None, None, drops=d), want)
+    check("drop rules off", satrule.state_of(1000, None, drops=1000,
+                                             drop_near=None,
+                                             drop_full=None), satrule.OK)
+    r = satrule.Rule()
+    sat = {"seen": satrule.SEEN_DROPS, "drop_permille": 60, "reasons": []}
+    r.update({"send": {"seq": 0, "calls": 0}, "poll": {"calls": 0},
+              "saturation": sat, "service": {"windows": []}})
+    check("a drop share alone: full", r.state, satrule.FULL)
+    sat["seen"] = 0
+    r = satrule.Rule()
+    r.update({"send": {"seq": 0, "calls": 0}, "poll": {"calls": 0},
+              "saturation": sat, "service": {"windows": []}})
+    check("a drop share not seen: unknown", r.state, satrule.UNKNOWN)
     # service windows: the first sets avg and base, then a lower mean at
     # once, a higher one by EWMA 1/2; base the lowest
     r = satrule.Rule()

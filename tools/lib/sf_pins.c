@@ -577,10 +577,8 @@ int sf_rules_write(const struct sf_pins *p, __u32 slot, __u32 gen,
 {
 	struct satfeed_rules_slot rs = { .gen = gen };
 
-	if (r) {
+	if (r)
 		rs.rules = *r;
-		rs.rules.reserved = 0;
-	}
 	return bpf_map_update_elem(p->rules_fd, &slot, &rs, 0) ? -errno : 0;
 }
 

@@ -298,6 +298,8 @@ static int check_rules(const struct satfeed_sat_rules *rules, char *why,
 		{ "wps-full", rules ? rules->wps_full_permille : 0, SF_RULE_WPS_MAX },
 		{ "svc-near", rules ? rules->svc_near_permille : 0, SF_RULE_SVC_MAX },
 		{ "svc-full", rules ? rules->svc_full_permille : 0, SF_RULE_SVC_MAX },
+		{ "drop-near", rules ? rules->drop_near_permille : 0, SF_RULE_DROP_MAX },
+		{ "drop-full", rules ? rules->drop_full_permille : 0, SF_RULE_DROP_MAX },
 	};
 
 	if (!rules)
@@ -325,6 +327,12 @@ static int check_rules(const struct satfeed_sat_rules *rules, char *why,
 	if (rule_inverted(eff.svc_near_permille, eff.svc_full_permille)) {
 		snprintf(why, len, "the saturated service time (%u permille of its baseline) is below the near one (%u permille); it must not be",
 			 eff.svc_full_permille, eff.svc_near_permille);
+		return SF_EXIT_USAGE;
+	}
+	/* so do the drop rules: full at or above near */
+	if (rule_inverted(eff.drop_near_permille, eff.drop_full_permille)) {
+		snprintf(why, len, "the saturated drop share (%u permille) is below the near one (%u permille); it must not be",
+			 eff.drop_full_permille, eff.drop_near_permille);
 		return SF_EXIT_USAGE;
 	}
 	return SF_EXIT_OK;
@@ -453,6 +461,8 @@ static const size_t rule_off[SF_RULE_FIELDS] = {
 	offsetof(struct satfeed_sat_rules, wps_full_permille),
 	offsetof(struct satfeed_sat_rules, svc_near_permille),
 	offsetof(struct satfeed_sat_rules, svc_full_permille),
+	offsetof(struct satfeed_sat_rules, drop_near_permille),
+	offsetof(struct satfeed_sat_rules, drop_full_permille),
 };
 
 int sf_target_set_rules(const struct sf_pins *p, const struct sf_selector *sel,

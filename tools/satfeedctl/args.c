@@ -107,6 +107,8 @@ static const struct option long_opts[] = {
 	{ "wps-full", required_argument, NULL, 1005 },
 	{ "svc-near", required_argument, NULL, 1008 },
 	{ "svc-full", required_argument, NULL, 1009 },
+	{ "drop-near", required_argument, NULL, 1010 },
+	{ "drop-full", required_argument, NULL, 1011 },
 	{ "version", no_argument, NULL, 'V' },
 	{ "seconds", required_argument, NULL, 1006 },
 	{ "auto", no_argument, NULL, 1007 },
@@ -275,16 +277,20 @@ int parse_args(int argc, char **argv, const struct cmd *c,
 		case 1004:
 		case 1005:
 		case 1008:
-		case 1009: {
+		case 1009:
+		case 1010:
+		case 1011: {
 			static const char *const names[] = {
 				"idle-near", "idle-full", "cv2-rise",
 				"wps-near", "wps-full", "svc-near", "svc-full",
+				"drop-near", "drop-full",
 			};
 			static const __u32 max[] = {
 				SF_RULE_IDLE_MAX, SF_RULE_IDLE_MAX,
 				SF_RULE_CV2_RISE_MAX, SF_RULE_WPS_MAX,
 				SF_RULE_WPS_MAX, SF_RULE_SVC_MAX,
-				SF_RULE_SVC_MAX,
+				SF_RULE_SVC_MAX, SF_RULE_DROP_MAX,
+				SF_RULE_DROP_MAX,
 			};
 			__u32 *field[] = {
 				&a->rules.idle_near_permille,
@@ -294,8 +300,10 @@ int parse_args(int argc, char **argv, const struct cmd *c,
 				&a->rules.wps_full_permille,
 				&a->rules.svc_near_permille,
 				&a->rules.svc_full_permille,
+				&a->rules.drop_near_permille,
+				&a->rules.drop_full_permille,
 			};
-			/* 1001..1005, then 1008, 1009: SF_RULE_* order */
+			/* 1001..1005, then 1008..1011: SF_RULE_* order */
 			int k = opt >= 1008 ? opt - 1008 + 5 : opt - 1001;
 
 			if (!(c->flags & CMD_RULES))

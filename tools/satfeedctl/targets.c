@@ -213,8 +213,12 @@ static void rules_print(int slot, const struct satfeed_target *t,
 		  SATFEED_SAT_SVC_NEAR_DEFAULT },
 		{ "svc-full", r->svc_full_permille,
 		  SATFEED_SAT_SVC_FULL_DEFAULT },
+		{ "drop-near", r->drop_near_permille,
+		  SATFEED_SAT_DROP_NEAR_DEFAULT },
+		{ "drop-full", r->drop_full_permille,
+		  SATFEED_SAT_DROP_FULL_DEFAULT },
 	};
-	char line[256];
+	char line[512];
 	size_t off = 0;
 
 	for (size_t i = 0; i < sizeof(rule) / sizeof(rule[0]); i++) {

@@ -25,7 +25,8 @@ static const char usage[] =
 "COMMANDS\n"
 "  add --pid PID... | --cgroup DIR [--send LIST] [--recv LIST] [--poll LIST]\n"
 "      [--idle-near P] [--idle-full P] [--svc-near P] [--svc-full P]\n"
-"      [--wps-near P] [--wps-full P] [--cv2-rise P] [--force]\n"
+"      [--drop-near P] [--drop-full P] [--wps-near P] [--wps-full P]\n"
+"      [--cv2-rise P] [--force]\n"
 "        watch processes (all their threads) or a cgroup v2 directory (every\n"
 "        task in it or below it).  --pid takes several pids, separated by\n"
 "        spaces or commas, or repeated: --pid \"$(pidof nginx)\" watches each\n"
@@ -54,6 +55,11 @@ static const char usage[] =
 "                         P permille of its low-load baseline (4000:\n"
 "                         four times) (default %s)\n"
 "          --svc-full P   saturated above P permille of it (default %s)\n"
+"          --drop-near P  near when at least P of every 1000 datagrams\n"
+"                         that reached the target's UDP sockets over a\n"
+"                         tick were dropped, its receive buffer full\n"
+"                         (default %s)\n"
+"          --drop-full P  saturated at P of 1000 or more (default %s)\n"
 "          --wps-near P   near below P waits per 1000 sends (smoothed)\n"
 "                         (default %s)\n"
 "          --wps-full P   saturated below P waits per 1000 sends (default %s)\n"
@@ -83,7 +89,8 @@ static const char usage[] =
 "        list the watched targets.\n"
 "  rules --pid PID... | --cgroup DIR|ID | --slot N | --all\n"
 "      [--idle-near P] [--idle-full P] [--svc-near P] [--svc-full P]\n"
-"      [--wps-near P] [--wps-full P] [--cv2-rise P]\n"
+"      [--drop-near P] [--drop-full P] [--wps-near P] [--wps-full P]\n"
+"      [--cv2-rise P]\n"
 "        print a target's saturation rules (one line each: the value, or\n"
 "        the default it takes), or change the ones given, as add takes\n"
 "        them, while the others keep theirs.  The target is not removed:\n"
@@ -224,13 +231,15 @@ static const char *rule_str(char buf[16], __u32 v)
 static char *usage_text(void)
 {
 	char wnear[16], wfull[16], near[16], full[16], rise[16], snear[16];
-	char sfull[16], *text;
+	char sfull[16], dnear[16], dfull[16], *text;
 
 	if (asprintf(&text, usage,
 		     rule_str(near, SATFEED_SAT_IDLE_NEAR_DEFAULT),
 		     rule_str(full, SATFEED_SAT_IDLE_FULL_DEFAULT),
 		     rule_str(snear, SATFEED_SAT_SVC_NEAR_DEFAULT),
 		     rule_str(sfull, SATFEED_SAT_SVC_FULL_DEFAULT),
+		     rule_str(dnear, SATFEED_SAT_DROP_NEAR_DEFAULT),
+		     rule_str(dfull, SATFEED_SAT_DROP_FULL_DEFAULT),
 		     rule_str(wnear, SATFEED_SAT_WPS_NEAR_DEFAULT),
 		     rule_str(wfull, SATFEED_SAT_WPS_FULL_DEFAULT),
 		     rule_str(rise, SATFEED_SAT_CV2_RISE_DEFAULT)) < 0)

@@ -32,6 +32,8 @@ static void why_words(__u32 why, char *buf, size_t len)
 		{ SATFEED_SAT_WHY_CV2_RISE, "dispersion up" },
 		{ SATFEED_SAT_WHY_SVC_FULL, "service > full" },
 		{ SATFEED_SAT_WHY_SVC_NEAR, "service > near" },
+		{ SATFEED_SAT_WHY_DROP_FULL, "drops >= full" },
+		{ SATFEED_SAT_WHY_DROP_NEAR, "drops >= near" },
 	};
 	size_t off = 0;
 
