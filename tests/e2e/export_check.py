@@ -261,7 +261,7 @@ FIGURES = {
 # drop_figure())
 TICK_STAMPED = ("idle", "drop_share")
 REASONS = ("wps_full", "wps_near", "idle_full", "idle_near", "cv2_rise",
-           "svc_full", "svc_near", "quiet", "drop_full", "drop_near")
+           "svc_full", "svc_near", "drop_full", "drop_near", "quiet")
 LEVELS = {"unknown": 0, "ok": 1, "near": 2, "full": 3}
 
 

@@ -12,8 +12,9 @@ a reading's verdict is the candidate rule applied to that reading's figures;
 the level's verdict is the mode of the readings' verdicts, a tie going to
 the more saturated state (sweep.py mode()).  The knee and the goal are
 corpus_report.judge()'s, imported unchanged.  The UDP drop share is the
-probe's (/proc/net/udp between readings), not an engine figure: the engine
-has none yet (docs/validation.md, "Session 11").
+engine's (ABI 7: saturation.drop_permille of the tick before the reading)
+in recordings that have it, else the probe's (/proc/net/udp between
+readings; session 11's recordings, docs/validation.md).
 """
 import json
 import math
@@ -29,7 +30,7 @@ D = os.environ.get("SF_VALIDATE_DIR",
                    os.path.join(HERE, "..", "..", "build", "validate"))
 DESIGN = ["lighttpd", "memcached-t4", "nginx", "pyhttp", "dnsmasq",
           "sfserver-iouring", "nginx-proxy"]
-HOLDOUT = ["memcached-t1", "apache2-worker", "haproxy"]
+HOLDOUT = ["memcached-t1", "apache2-worker", "haproxy", "unbound"]
 UNKNOWN, OK, NEAR, FULL = satrule.UNKNOWN, satrule.OK, satrule.NEAR, \
     satrule.FULL
 NAME = {UNKNOWN: "unk", OK: "ok", NEAR: "near", FULL: "full", None: "-"}
@@ -63,6 +64,8 @@ def readings(x):
             "svc": (1000 * sat["svc_avg_ns"] // sat["svc_base_ns"])
             if sat.get("svc_base_ns") else None,
             "threads": sat.get("threads"), "sleepers": sat.get("sleepers"),
+            "drop_engine": sat.get("drop_permille")
+            if sat.get("seen", 0) & satrule.SEEN_DROPS else None,
             "seen_any": bool(s["send"]["seq"] or
                              (s.get("recv") or {}).get("seq"))}
         # probe: /proc schedstat of the server's threads, UDP drops
@@ -85,7 +88,9 @@ def readings(x):
                     q.get("udp_drops") is not None:
                 dd = max(p["udp_drops"] - q["udp_drops"], 0)
                 ds = s["send"]["calls"] - snaps[k - 1]["send"]["calls"]
-                r["drop_share"] = 1000 * dd // (dd + ds) if dd + ds else 0
+                r["drop_probe"] = 1000 * dd // (dd + ds) if dd + ds else 0
+        r["drop_share"] = r["drop_engine"] if r["drop_engine"] is not None \
+            else r.get("drop_probe")
         # the engine's poll windows (merged threads): run-queue share
         out.append(r)
     # join the nearest earlier bpftool verdict (every ~0.4 s):
@@ -110,10 +115,13 @@ def poll_runq(x):
 
 # ---------------------------------------------------------------- rules
 def rule_current(r, lim=(250, 100, 4000, 6000)):
-    """ABI 5 defaults (satrule.state_of), quiet -> ok."""
+    """The engine's defaults (satrule.state_of), quiet -> ok: ABI 7's,
+    with the engine's drop share where the recording has it (ABI 5's on
+    older recordings, which have none)."""
     if r["quiet"]:
         return OK if r["seen_any"] else UNKNOWN
-    return satrule.state_of(r["idle"], r["svc"], *lim)
+    return satrule.state_of(r["idle"], r["svc"], *lim,
+                            drops=r["drop_engine"])
 
 
 def make_rules():
@@ -122,8 +130,8 @@ def make_rules():
     S/S0 ~ 1 / (1 - rho) (M/M/1: time in a queue that grows inside the
     server); UDP drop share d: the share of arrivals the queue lost."""
     R = {}
-    R["A current: near idle<250|svc>4x, full idle<100|svc>6x"] = \
-        rule_current
+    R["A current (ABI 7): near idle<250|svc>4x|drops>=1%, "
+      "full idle<100|svc>6x|drops>=5%"] = rule_current
     R["B near idle<150|svc>4x, full idle<50|svc>6x"] = \
         lambda r: rule_current(r, (150, 50, 4000, 6000))
 
@@ -139,7 +147,8 @@ def make_rules():
     R["C = B + UDP drops >=1% near, >=5% full"] = \
         lambda r: drops(r, R["B near idle<150|svc>4x, full idle<50|svc>6x"])
     R["C' = A + UDP drops >=1% near, >=5% full"] = \
-        lambda r: drops(r, rule_current)
+        lambda r: drops(r, lambda x: rule_current(
+            dict(x, drop_engine=None)))
 
     def two(r, lim, drop=True, svc_full=6000):
         """near: either signal past rho 0.75 (idle < in, svc > 4x);
@@ -249,7 +258,8 @@ def dump(names, datas):
         xs = sorted(x for x in xs if x is not None)
         return xs[len(xs) // 2] if xs else None
     keys = ["idle", "svc", "threads", "sleepers", "wait", "slack",
-            "runq_pt", "runq_tot", "run_tot", "runq_per_run", "drop_share"]
+            "runq_pt", "runq_tot", "run_tot", "runq_per_run", "drop_share",
+            "drop_engine", "drop_probe"]
     for n in names:
         rows, cap, raw, rd = datas[n]
         j = corpus_report.judge(rows)
@@ -305,8 +315,9 @@ def sweep(datas):
                     rule = two_rule(i_n, i_f, s_n, s_f)
                     fail = [n for n in DESIGN
                             if not evaluate(n, rule, datas[n])[0]["goal"]]
-                    print("| %d | %d | %.1fx | %.1fx | %d/7 | %s |" % (
-                        i_n, i_f, s_n / 1000, s_f / 1000, 7 - len(fail),
+                    print("| %d | %d | %.1fx | %.1fx | %d/%d | %s |" % (
+                        i_n, i_f, s_n / 1000, s_f / 1000,
+                        len(DESIGN) - len(fail), len(DESIGN),
                         ", ".join(fail)))
     print()
 
@@ -363,8 +374,10 @@ def main():
                 n, st, s["knee"], s["near"], s["full"], s["alarms"],
                 s["misses"], s["unknown"], "met" if s["goal"] else "not met",
                 s["v"]))
-        print("\nmet: design %d/7%s\n" % (
-            met["design"], ", holdout %d/3" % met["holdout"]
+        print("\nmet: design %d/%d%s\n" % (
+            met["design"], len(DESIGN),
+            ", holdout %d/%d" % (met["holdout"],
+                                 len(HOLDOUT))
             if holdout else ""))
 
 

@@ -171,15 +171,15 @@ const struct sf_fig_desc sf_figs[SF_NR_FIGS] = {
 
 const char *const sf_reason_names[SF_NR_REASONS] = {
 	"wps_full", "wps_near", "idle_full", "idle_near", "cv2_rise",
-	"svc_full", "svc_near", "quiet", "drop_full", "drop_near",
+	"svc_full", "svc_near", "drop_full", "drop_near", "quiet",
 };
 
 const __u32 sf_reason_bits[SF_NR_REASONS] = {
 	SATFEED_SAT_WHY_WPS_FULL, SATFEED_SAT_WHY_WPS_NEAR,
 	SATFEED_SAT_WHY_IDLE_FULL, SATFEED_SAT_WHY_IDLE_NEAR,
 	SATFEED_SAT_WHY_CV2_RISE, SATFEED_SAT_WHY_SVC_FULL,
-	SATFEED_SAT_WHY_SVC_NEAR, SATFEED_SAT_WHY_QUIET,
-	SATFEED_SAT_WHY_DROP_FULL, SATFEED_SAT_WHY_DROP_NEAR,
+	SATFEED_SAT_WHY_SVC_NEAR, SATFEED_SAT_WHY_DROP_FULL,
+	SATFEED_SAT_WHY_DROP_NEAR, SATFEED_SAT_WHY_QUIET,
 };
 
 __u32 sf_reason_strongest(__u32 why)
