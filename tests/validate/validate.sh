@@ -48,6 +48,10 @@ python3 tests/validate/test_corpus_report.py || {
 	echo "validate.sh: the corpus report's judgement is broken" >&2
 	exit 1
 }
+python3 tests/validate/test_rule_study.py || {
+	echo "validate.sh: the rule study's reading of a level is broken" >&2
+	exit 1
+}
 # one satfeed test at a time on this machine (after the arguments: --help
 # and a bad argument do not wait for it)
 sf_take_test_lock || exit 1
