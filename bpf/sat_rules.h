@@ -350,17 +350,16 @@ satfeed_sat_tick(struct satfeed_verdict *v, const struct satfeed_sat_rules *r,
 		v->idle_permille = t->idle_permille;
 		v->seen |= SATFEED_SAT_SEEN_IDLE;
 	}
-	/* the drop share: known from the first interval with a datagram
-	 * dropped or a receive, 0 in one with neither.  Exact below 2^53 of
-	 * each (a tick's interval holds far fewer); above, each is capped
-	 * there, so that 1000 * d and d + r fit */
+	/* the drop share, 0 in an interval with neither.  Exact below 2^53
+	 * of each (a tick's interval holds far fewer); above, each is capped
+	 * there, so that 1000 * d and d + r fit.  Known from the first drop
+	 * on: a TCP server's 0 says nothing of its load, and must not judge
+	 * it ok where no other figure is known */
 	d = t->drops > (1ULL << 53) ? 1ULL << 53 : t->drops;
 	rc = t->recvs > (1ULL << 53) ? 1ULL << 53 : t->recvs;
-	v->drop_permille = 0;
-	if (d + rc) {
-		v->drop_permille = d * 1000 / (d + rc);
+	v->drop_permille = d + rc ? d * 1000 / (d + rc) : 0;
+	if (d)
 		v->seen |= SATFEED_SAT_SEEN_DROPS;
-	}
 	if (m) {
 		if (m > (1ULL << 53))
 			m = 1ULL << 53;

@@ -558,7 +558,7 @@ struct satfeed_rules_slot {
 						 * measured the slack */
 #define SATFEED_SAT_SEEN_SVC	(1U << 7)	/* svc_avg_ns, svc_base_ns */
 #define SATFEED_SAT_SEEN_DROPS	(1U << 8)	/* drop_permille: a datagram
-						 * arrived in a tick's
+						 * was dropped in a tick's
 						 * interval (ABI 7) */
 struct satfeed_verdict {
 	struct bpf_spin_lock lock;

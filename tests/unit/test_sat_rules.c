@@ -359,8 +359,22 @@ static void test_drops(void)
 	ASSERT_EQ(v.seen & SATFEED_SAT_SEEN_DROPS, 0,
 		  "no datagram: the share is not known");
 	ASSERT_EQ(drop_tick(&zero, 0, 1000), SATFEED_SAT_OK, "no drop: ok");
+	ASSERT_EQ(v.seen & SATFEED_SAT_SEEN_DROPS, 0,
+		  "receives without a drop: not known (a TCP server's 0)");
+	ASSERT_EQ(v.drop_permille, 0, "receives without a drop: 0");
+	memset(&v, 0, sizeof(v));
+	v.gen = 7;
+	v.seen = SATFEED_SAT_SEEN_SEND | SATFEED_SAT_SEEN_RECV;
+	{
+		struct satfeed_sat_tick t = { .recvs = 1000, .now = ++now };
+
+		satfeed_sat_tick(&v, &zero, &t);
+		ASSERT_EQ(v.state, SATFEED_SAT_UNKNOWN,
+			  "no idle, no service, no drop: unknown, not ok");
+	}
+	ASSERT_EQ(drop_tick(&zero, 1, 999), SATFEED_SAT_OK, "1 permille: ok");
 	ASSERT_EQ(v.seen & SATFEED_SAT_SEEN_DROPS, SATFEED_SAT_SEEN_DROPS,
-		  "a receive: the share is known");
+		  "a drop: the share is known");
 	ASSERT_EQ(drop_tick(&zero, 9, 991), SATFEED_SAT_OK, "9 permille: ok");
 	ASSERT_EQ(drop_tick(&zero, 10, 990), SATFEED_SAT_NEAR,
 		  "10 permille: near");
