@@ -143,16 +143,25 @@ satfeed_sat_svc_permille(const struct satfeed_verdict *v)
 	return avg * 1000 / v->svc_base_ns;
 }
 
-/* The state the rules give for v's figures; *why gets the rules that hold. */
+/*
+ * The state the rules give for v's figures; *why gets the rules that hold.
+ * Each rule sets its bit in *why in memory, not in a local: in the engine
+ * why is the verdict's own field (a map value, whose contents the verifier
+ * does not track), so the paths of one rule's test join again before the
+ * next test instead of multiplying through all of them (the drop rules
+ * took the verified instructions of the programs that close windows from
+ * 144k to 224k when the bits were gathered in a register).
+ */
+#define SATFEED_SAT_WHY_SET(why, bit) (*(volatile __u32 *)(why) |= (bit))
 static __always_inline __u32
 satfeed_sat_state_of(const struct satfeed_verdict *v,
 		     const struct satfeed_sat_rules *eff, __u32 *why)
 {
-	__u32 rise = eff->cv2_rise_permille, w = 0;
+	__u32 rise = eff->cv2_rise_permille, w;
 	__u64 limit, svc;
 	bool wps;
 
-	*why = 0;
+	*(volatile __u32 *)why = 0;
 	wps = (v->seen & SATFEED_SAT_SEEN_WPS) &&
 	      (v->seen & SATFEED_SAT_SEEN_WAITS) &&
 	      (eff->wps_near_permille != SATFEED_SAT_RULE_OFF ||
@@ -178,33 +187,33 @@ satfeed_sat_state_of(const struct satfeed_verdict *v,
 	if (wps) {
 		if (satfeed_sat_below(v->wps_avg_permille,
 				      eff->wps_full_permille))
-			w |= SATFEED_SAT_WHY_WPS_FULL;
+			SATFEED_SAT_WHY_SET(why, SATFEED_SAT_WHY_WPS_FULL);
 		if (satfeed_sat_below(v->wps_avg_permille,
 				      eff->wps_near_permille))
-			w |= SATFEED_SAT_WHY_WPS_NEAR;
+			SATFEED_SAT_WHY_SET(why, SATFEED_SAT_WHY_WPS_NEAR);
 	}
 	if (v->seen & SATFEED_SAT_SEEN_IDLE) {
 		if (satfeed_sat_below(v->idle_permille,
 				      eff->idle_full_permille))
-			w |= SATFEED_SAT_WHY_IDLE_FULL;
+			SATFEED_SAT_WHY_SET(why, SATFEED_SAT_WHY_IDLE_FULL);
 		if (satfeed_sat_below(v->idle_permille,
 				      eff->idle_near_permille))
-			w |= SATFEED_SAT_WHY_IDLE_NEAR;
+			SATFEED_SAT_WHY_SET(why, SATFEED_SAT_WHY_IDLE_NEAR);
 	}
 	svc = satfeed_sat_svc_permille(v);
 	if (svc) {
 		if (satfeed_sat_above(svc, eff->svc_full_permille))
-			w |= SATFEED_SAT_WHY_SVC_FULL;
+			SATFEED_SAT_WHY_SET(why, SATFEED_SAT_WHY_SVC_FULL);
 		if (satfeed_sat_above(svc, eff->svc_near_permille))
-			w |= SATFEED_SAT_WHY_SVC_NEAR;
+			SATFEED_SAT_WHY_SET(why, SATFEED_SAT_WHY_SVC_NEAR);
 	}
 	if (v->seen & SATFEED_SAT_SEEN_DROPS) {
 		if (satfeed_sat_at_least(v->drop_permille,
 					 eff->drop_full_permille))
-			w |= SATFEED_SAT_WHY_DROP_FULL;
+			SATFEED_SAT_WHY_SET(why, SATFEED_SAT_WHY_DROP_FULL);
 		if (satfeed_sat_at_least(v->drop_permille,
 					 eff->drop_near_permille))
-			w |= SATFEED_SAT_WHY_DROP_NEAR;
+			SATFEED_SAT_WHY_SET(why, SATFEED_SAT_WHY_DROP_NEAR);
 	}
 	if (rise != SATFEED_SAT_RULE_OFF &&
 	    (v->seen & SATFEED_SAT_SEEN_BASE) &&
@@ -212,9 +221,9 @@ satfeed_sat_state_of(const struct satfeed_verdict *v,
 		limit = v->base_cv2_permille +
 			(__u64)v->base_cv2_permille * rise / 1000;
 		if (v->recv_cv2_permille > limit)
-			w |= SATFEED_SAT_WHY_CV2_RISE;
+			SATFEED_SAT_WHY_SET(why, SATFEED_SAT_WHY_CV2_RISE);
 	}
-	*why = w;
+	w = *(volatile __u32 *)why;
 	if (w & (SATFEED_SAT_WHY_WPS_FULL | SATFEED_SAT_WHY_IDLE_FULL |
 		 SATFEED_SAT_WHY_SVC_FULL | SATFEED_SAT_WHY_DROP_FULL))
 		return SATFEED_SAT_FULL;
@@ -229,10 +238,9 @@ static __always_inline int satfeed_sat_eval(struct satfeed_verdict *v,
 					    const struct satfeed_sat_rules *eff,
 					    __u64 now)
 {
-	__u32 state, why;
+	__u32 state;
 
-	state = satfeed_sat_state_of(v, eff, &why);
-	v->why = why;
+	state = satfeed_sat_state_of(v, eff, &v->why);
 	v->updated_ns = now;
 	if (state == v->state)
 		return 0;
