@@ -63,7 +63,9 @@
  * target's datagram sockets dropped (drops, drop_permille per tick, in the
  * place of ABI 5's unused marks) and grows by 8 bytes (recv_mark): a UDP
  * server past its capacity overflows its socket's buffer instead of
- * queueing.  docs/contract.md, "ABI 7".
+ * queueing.  Two rules read it (drop_near, drop_full: satfeed_sat_rules is
+ * 36 bytes), and the idle share's defaults are 150 and 50 (were 250 and
+ * 100), both from the corpus.  docs/contract.md, "ABI 7".
  */
 #define SATFEED_ABI_VERSION	7
 
@@ -437,8 +439,8 @@ enum satfeed_target_state {
 #define SATFEED_SAT_RULE_OFF		0xffffffffU
 #define SATFEED_SAT_WPS_NEAR_DEFAULT	SATFEED_SAT_RULE_OFF
 #define SATFEED_SAT_WPS_FULL_DEFAULT	SATFEED_SAT_RULE_OFF
-#define SATFEED_SAT_IDLE_NEAR_DEFAULT	250
-#define SATFEED_SAT_IDLE_FULL_DEFAULT	100
+#define SATFEED_SAT_IDLE_NEAR_DEFAULT	150	/* ABI 7; 250 before */
+#define SATFEED_SAT_IDLE_FULL_DEFAULT	50	/* ABI 7; 100 before */
 #define SATFEED_SAT_CV2_RISE_DEFAULT	SATFEED_SAT_RULE_OFF
 #define SATFEED_SAT_SVC_NEAR_DEFAULT	4000
 #define SATFEED_SAT_SVC_FULL_DEFAULT	6000

@@ -283,7 +283,7 @@ send_window() {
 }
 ASSERT_OK "rules: show" "$CTL" rules --pid "$T"
 ASSERT_EQ "rules: the defaults, named" \
-	"slot $SLOT pid $T: wps-near off (default), wps-full off (default), idle-near 250 (default), idle-full 100 (default), cv2-rise off (default), svc-near 4000 (default), svc-full 6000 (default), drop-near 10 (default), drop-full 50 (default)" "$OUT"
+	"slot $SLOT pid $T: wps-near off (default), wps-full off (default), idle-near 150 (default), idle-full 50 (default), cv2-rise off (default), svc-near 4000 (default), svc-full 6000 (default), drop-near 10 (default), drop-full 50 (default)" "$OUT"
 snapshot_now rules
 BAD "rules: full above near is refused" 2 "saturated waits per send \(200 permille\) is above the near one \(150" \
 	"$CTL" rules --pid "$T" --wps-near 150 --wps-full 200

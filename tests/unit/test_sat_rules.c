@@ -181,8 +181,8 @@ static void test_defaults(void)
 	struct satfeed_sat_rules eff;
 
 	satfeed_sat_rules_effective(&zero, &eff);
-	ASSERT_EQ(eff.idle_near_permille, 250, "default idle near");
-	ASSERT_EQ(eff.idle_full_permille, 100, "default idle full");
+	ASSERT_EQ(eff.idle_near_permille, 150, "default idle near");
+	ASSERT_EQ(eff.idle_full_permille, 50, "default idle full");
 	ASSERT_EQ(eff.svc_near_permille, 4000, "default service near: 4x");
 	ASSERT_EQ(eff.svc_full_permille, 6000, "default service full: 6x");
 	ASSERT_EQ(eff.cv2_rise_permille, SATFEED_SAT_RULE_OFF,
@@ -192,16 +192,16 @@ static void test_defaults(void)
 	ASSERT_EQ(eff.wps_full_permille, SATFEED_SAT_RULE_OFF,
 		  "waits per send off by default");
 	fresh();
-	ASSERT_EQ(tick(&zero, 1, 250, 0), SATFEED_SAT_OK, "at idle near: ok");
-	ASSERT_EQ(tick(&zero, 1, 249, 0), SATFEED_SAT_NEAR, "below idle near");
+	ASSERT_EQ(tick(&zero, 1, 150, 0), SATFEED_SAT_OK, "at idle near: ok");
+	ASSERT_EQ(tick(&zero, 1, 149, 0), SATFEED_SAT_NEAR, "below idle near");
 	ASSERT_EQ(v.why, SATFEED_SAT_WHY_IDLE_NEAR, "why idle near");
-	ASSERT_EQ(tick(&zero, 1, 100, 0), SATFEED_SAT_NEAR, "at idle full");
-	ASSERT_EQ(tick(&zero, 1, 99, 0), SATFEED_SAT_FULL, "below idle full");
+	ASSERT_EQ(tick(&zero, 1, 50, 0), SATFEED_SAT_NEAR, "at idle full");
+	ASSERT_EQ(tick(&zero, 1, 49, 0), SATFEED_SAT_FULL, "below idle full");
 	ASSERT_EQ(v.why, SATFEED_SAT_WHY_IDLE_NEAR | SATFEED_SAT_WHY_IDLE_FULL,
 		  "why idle full");
 	ASSERT_EQ(tick(&zero, 0, 0, 0), SATFEED_SAT_FULL,
 		  "a tick that measured nothing keeps the idle share");
-	ASSERT_EQ(v.idle_permille, 99, "idle kept");
+	ASSERT_EQ(v.idle_permille, 49, "idle kept");
 	ASSERT_EQ(tick(&zero, 1, 1000, 0), SATFEED_SAT_OK, "idle again");
 	/* waits per send, off: a send window without waits changes nothing */
 	ASSERT_EQ(send_win(&zero, 0), SATFEED_SAT_OK, "wps off by default");
@@ -284,7 +284,7 @@ static void test_svc(void)
 	v.svc_avg_ns = 4001;
 	ASSERT_EQ(tick(&r, 1, 1000, 0), SATFEED_SAT_FULL, "above 4x: full");
 	/* both rules: the idle share and the service time */
-	ASSERT_EQ(tick(&r, 1, 50, 0), SATFEED_SAT_FULL, "both full");
+	ASSERT_EQ(tick(&r, 1, 49, 0), SATFEED_SAT_FULL, "both full");
 	ASSERT_EQ(v.why, SATFEED_SAT_WHY_SVC_NEAR | SATFEED_SAT_WHY_SVC_FULL |
 			 SATFEED_SAT_WHY_IDLE_NEAR | SATFEED_SAT_WHY_IDLE_FULL,
 		  "why both");

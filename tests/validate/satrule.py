@@ -39,8 +39,8 @@ The other figures of a window, for the tables:
 
 WPS_NEAR = 150         # off by default (ABI 5): for rules that set them
 WPS_FULL = 30
-IDLE_NEAR = 250
-IDLE_FULL = 100
+IDLE_NEAR = 150        # ABI 7 (250 and 100 before)
+IDLE_FULL = 50
 SVC_NEAR = 4000
 SVC_FULL = 6000
 DROP_NEAR = 10

@@ -41,9 +41,10 @@ def test_rule():
     check("nothing known", r.state, satrule.UNKNOWN)
     r.update(reading(idle=1000))
     check("an idle share: ok", r.state, satrule.OK)
-    # thresholds of the idle share: 250 ok, 249 near, 100 near, 99 full
-    for idle, want in ((250, satrule.OK), (249, satrule.NEAR),
-                       (100, satrule.NEAR), (99, satrule.FULL)):
+    # thresholds of the idle share (ABI 7): 150 ok, 149 near, 50 near,
+    # 49 full
+    for idle, want in ((150, satrule.OK), (149, satrule.NEAR),
+                       (50, satrule.NEAR), (49, satrule.FULL)):
         check("idle %d" % idle, satrule.state_of(idle, None), want)
     # thresholds of the service time: 4000 ok, 4001 near, 6001 full
     for svc, want in ((4000, satrule.OK), (4001, satrule.NEAR),
