@@ -111,7 +111,10 @@ static __always_inline __u32 sf_sk_drops(struct sock *sk)
  * drop count last seen: the growth since goes to the target's verdict
  * (satfeed_verdict.drops).  The record's count moves by compare-and-swap,
  * so threads receiving on one socket together add each drop once.  No
- * drop since (the common case): one load of the socket and a compare.
+ * drop since (the common case): the socket's counters (one load, three
+ * where sk_drop_counters exists) and a compare.  The sum is the kernel's
+ * int: should it wrap (2^32 drops of one socket), the record's count is
+ * above it and that socket's drops stop counting.
  */
 static __always_inline void sf_conn_drops(struct sf_conn *c, struct sock *sk,
 					  const struct sf_hit *hit)
