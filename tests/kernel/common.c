@@ -176,6 +176,39 @@ int connect_tcp(const struct sockaddr_in *a)
 	return fd;
 }
 
+/*
+ * A UDP socket bound to a free loopback port (*srv, with a receive buffer
+ * of rcvbuf bytes unless 0: the kernel rounds it up to its least) and a
+ * client connected to it (*cli); 0, or -1 with neither left open.
+ */
+int udp_pair(int rcvbuf, int *srv, int *cli)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+	int s, c = -1;
+
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (s < 0 ||
+	    (rcvbuf && setsockopt(s, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+				  sizeof(rcvbuf))) ||
+	    bind(s, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(s, (struct sockaddr *)&a, &l))
+		goto close_sockets;
+	c = socket(AF_INET, SOCK_DGRAM, 0);
+	if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof(a)))
+		goto close_sockets;
+	*srv = s;
+	*cli = c;
+	return 0;
+close_sockets:
+	if (c >= 0)
+		close(c);
+	if (s >= 0)
+		close(s);
+	return -1;
+}
+
 long map_entries(int fd)
 {
 	char key[64], next[64];

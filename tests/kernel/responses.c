@@ -189,25 +189,16 @@ out:
 
 static void check_udp(const struct sf_pins *p, int slot)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	struct sockaddr_in from;
-	socklen_t l = sizeof(a);
-	int s, c = -1;
+	socklen_t l;
+	int s, c;
 	__u64 r0, s0, r1, s1;
 	bool ok = true;
 	char buf[8];
 
-	s = socket(AF_INET, SOCK_DGRAM, 0);
-	if (!ASSERT_TRUE(s >= 0, "udp socket") ||
-	    !ASSERT_OK(bind(s, (struct sockaddr *)&a, sizeof(a)), "bind") ||
-	    !ASSERT_OK(getsockname(s, (struct sockaddr *)&a, &l), "name"))
-		goto out;
-	c = socket(AF_INET, SOCK_DGRAM, 0);
-	if (!ASSERT_TRUE(c >= 0, "udp client") ||
-	    !ASSERT_OK(connect(c, (struct sockaddr *)&a, sizeof(a)),
-		       "connect the client") ||
-	    !ASSERT_TRUE(counts(p, slot, &r0, &s0), "read counts"))
+	if (!ASSERT_OK(udp_pair(0, &s, &c), "a UDP socket and its client"))
+		return;
+	if (!ASSERT_TRUE(counts(p, slot, &r0, &s0), "read counts"))
 		goto out;
 	for (int i = 0; ok && i < K; i++) {
 		l = sizeof(from);
@@ -223,10 +214,8 @@ static void check_udp(const struct sf_pins *p, int slot)
 	ASSERT_EQ(r1 - r0, K, "datagrams answered");
 	ASSERT_EQ(s1 - s0, 2 * K, "udp sends: request and answer");
 out:
-	if (c >= 0)
-		close(c);
-	if (s >= 0)
-		close(s);
+	close(c);
+	close(s);
 }
 
 static __u64 mono(void)

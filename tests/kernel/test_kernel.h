@@ -48,6 +48,7 @@ int watch_self(const struct sf_pins *p, int *slot);
 struct sockaddr_in;
 int listen_tcp(struct sockaddr_in *a);
 int connect_tcp(const struct sockaddr_in *a);
+int udp_pair(int rcvbuf, int *srv, int *cli);
 /* Entries of the hash map fd (keys up to 64 bytes, at most 100000), -1
  * when it cannot be read. */
 long map_entries(int fd);

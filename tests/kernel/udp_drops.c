@@ -86,27 +86,16 @@ static long drain(int s)
 
 static void check_drops(const struct sf_pins *p, int slot)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	struct satfeed_verdict v0, v1, v2;
 	long long k0, k1, k2;
-	socklen_t l = sizeof(a);
-	int s, c = -1, one = 1;
+	int s, c;
 	__u64 d, r;
 	long got;
 
-	s = socket(AF_INET, SOCK_DGRAM, 0);
-	if (!ASSERT_TRUE(s >= 0, "udp socket") ||
-	    !ASSERT_OK(setsockopt(s, SOL_SOCKET, SO_RCVBUF, &one,
-				  sizeof(one)), "the smallest SO_RCVBUF") ||
-	    !ASSERT_OK(bind(s, (struct sockaddr *)&a, sizeof(a)), "bind") ||
-	    !ASSERT_OK(getsockname(s, (struct sockaddr *)&a, &l), "name"))
-		goto out;
-	c = socket(AF_INET, SOCK_DGRAM, 0);
-	if (!ASSERT_TRUE(c >= 0, "udp client") ||
-	    !ASSERT_OK(connect(c, (struct sockaddr *)&a, sizeof(a)),
-		       "connect the client"))
-		goto out;
+	/* SO_RCVBUF 1: the kernel's least buffer, a few datagrams */
+	if (!ASSERT_OK(udp_pair(1, &s, &c),
+		       "a UDP socket with the smallest SO_RCVBUF, its client"))
+		return;
 
 	/* drops before the first receive: the socket's count starts there */
 	if (!ASSERT_TRUE(flood(c), "first flood") ||
@@ -161,10 +150,8 @@ static void check_drops(const struct sf_pins *p, int slot)
 			  "drops still the kernel's");
 	}
 out:
-	if (c >= 0)
-		close(c);
-	if (s >= 0)
-		close(s);
+	close(c);
+	close(s);
 }
 
 void test_udp_drops(void)
