@@ -3,7 +3,8 @@
 # satfeed build.  Out of tree in $(OUTPUT) (default build/), quiet unless V=1.
 #   make            build build/satfeed-loader and build/satfeedctl, the
 #                   workload tools, and kmod-example's user space and BPF
-#                   (build/kmod-example/: sfconsumer, test_policy; the
+#                   (build/kmod-example/: sfconsumer, test_policy, and
+#                   scx/scx_satfeed where a sched_ext BTF is at hand; the
 #                   module itself: make -C kmod-example module)
 #   make run        install deps, build, run the built-in demo (PID=<pid> to
 #                   watch that process instead)
@@ -77,9 +78,10 @@ ENGINE_OBJ := $(patsubst %.c,$(OUTPUT)/%.o,$(SF_ENGINE_SRCS))
 
 all: $(PROGS) kmod-example
 
-# kmod-example's sfconsumer (with its BPF skeletons) and the policy's unit
-# test, by its own Makefile, which builds them with libsatfeed's sources
-# (tools/lib/lib.mk); the module needs a kernel build tree (KDIR) and is
+# kmod-example's sfconsumer (with its BPF skeletons), the policy's unit
+# test and scx_satfeed (where a sched_ext BTF is at hand), by its own
+# Makefile, which builds them with libsatfeed's sources (tools/lib/lib.mk);
+# the module needs a kernel build tree (KDIR) and is
 # built by the guest pipelines (tests/vm/run.sh)
 kmod-example:
 	$(call msg,MAKE,kmod-example)

@@ -5,20 +5,22 @@
  *
  *   scx_satfeed [OPTIONS] -p PID | -c CGROUP | -s SLOT ...
  *
- * The BPF object (compiled into this binary) reads satfeed's pinned maps in
- * place: sf_targets and sf_streams are swapped in before load
- * (bpf_map__reuse_fd; the engine's maps it does not read are not created),
- * and every decision is taken by the object's own
- * bpf_timer.  This program checks the input, loads, attaches, prints stats
+ * The BPF object (compiled into this binary as a libbpf skeleton) reads
+ * satfeed's pinned maps in place: sf_targets and sf_streams are swapped in
+ * before load (bpf_map__reuse_fd; the engine's maps it does not read are
+ * not created), and every decision is taken by the object's own bpf_timer.
+ * This program checks the input, loads, attaches, prints stats
  * and detaches on SIGINT/SIGTERM or after --duration.  Everything is checked
  * before the scheduler is attached, so a refusal leaves nothing behind; the
  * scheduler lives exactly as long as this process (its link is not pinned).
  *
- * This file: the command line and the run loop; scx_load.c: the checks and
- * the load; scx_stats.c: the stats and the exit report.
+ * This file: the command line and the run loop, and the settings (env),
+ * which it passes to the others; scx_load.c: the checks and the load;
+ * scx_stats.c: the stats and the exit report.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -36,8 +38,9 @@
 #include "sf_pins.h"
 #include "scx_satfeed.h"
 #include "scx_loader.h"
+#include "scx_satfeed.skel.h"
 
-struct scx_env env = {
+static struct scx_env env = {
 	.root = SATFEED_DEFAULT_ROOT,
 	.cfg = {
 		.min_shared = 1,
@@ -115,7 +118,8 @@ static void usage(FILE *f)
 
 /* ---- input ---- */
 
-unsigned long parse_num(const char *opt, const char *s, unsigned long lo,
+/* The number s in lo..hi, else die (SF_EXIT_USAGE) naming option opt. */
+static unsigned long parse_num(const char *opt, const char *s, unsigned long lo,
 			unsigned long hi)
 {
 	unsigned long v;
@@ -170,7 +174,7 @@ int main(int argc, char **argv)
 	struct bpf_map_info mi = {};
 	__u32 mlen = sizeof(mi);
 	struct bpf_link *link = NULL;
-	struct bpf_object *obj;
+	struct scx_satfeed *skel;
 	struct snapshot snap;
 	struct sf_pins pins;
 	double elapsed = 0;
@@ -186,6 +190,13 @@ int main(int argc, char **argv)
 				die(SF_EXIT_USAGE, "at most %d targets",
 				    SCX_SF_MAX_TARGETS);
 			env.kinds[c->nr_targets] = ch;
+			if (ch == 'p')
+				env.ids[c->nr_targets] =
+					parse_num("--pid", optarg, 1, INT_MAX);
+			else if (ch == 's')
+				/* the slot's range: from the pins, later */
+				env.ids[c->nr_targets] =
+					parse_num("--slot", optarg, 0, INT_MAX);
 			env.targets[c->nr_targets++] = optarg;
 			break;
 		case O_PERIOD:
@@ -274,7 +285,7 @@ int main(int argc, char **argv)
 		c->grace_ns = 100 * MS;
 	sf_consumer_verbose(env.verbose);
 
-	check_cpus();
+	check_cpus(&env);
 	if (!c->dry_run)
 		check_sched_ext();
 	err = sf_pins_open(&pins, env.root, why, sizeof(why));
@@ -289,15 +300,15 @@ int main(int argc, char **argv)
 	else
 		env.release_set = true;
 	for (__u32 i = 0; i < c->nr_targets; i++)
-		resolve_target(&pins, i);
+		resolve_target(&env, &pins, i);
 	if (bpf_map_get_info_by_fd(pins.streams_fd, &mi, &mlen))
 		die(SF_EXIT_ERROR, "cannot read sf_streams: %s", strerror(errno));
 
-	obj = open_object(&pins);
+	skel = open_scheduler(&env, &pins);
 	if (c->dry_run)
-		start_dry_run(obj);
+		start_dry_run(skel);
 	else
-		link = attach(obj);
+		link = attach(skel);
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -321,7 +332,7 @@ int main(int argc, char **argv)
 		}
 		sleep_ms(step);
 		elapsed += step / 1000.0;
-		err = take(obj, &snap);
+		err = take(&env, skel, &snap);
 		if (err) {
 			fprintf(stderr, "scx_satfeed: cannot read the stats: %s\n",
 				strerror(-err));
@@ -333,12 +344,12 @@ int main(int argc, char **argv)
 			break;
 		}
 		if (env.stats)
-			print_stats(&snap, engine_state(mi.id));
+			print_stats(&env, &snap, engine_state(&env, mi.id));
 	}
 	bpf_link__destroy(link);
-	if (!rc && !take(obj, &snap) && snap.exit.kind)
+	if (!rc && !take(&env, skel, &snap) && snap.exit.kind)
 		rc = report_exit(&snap.exit);
-	bpf_object__close(obj);
+	scx_satfeed__destroy(skel);
 	sf_pins_close(&pins);
 	return rc;
 }

@@ -18,39 +18,42 @@
 #include "sf_consumer.h"
 #include "scx_satfeed.h"
 #include "scx_loader.h"
+#include "scx_satfeed.skel.h"
 
-int take(struct bpf_object *obj, struct snapshot *s)
+int take(const struct scx_env *env, struct scx_satfeed *skel,
+	 struct snapshot *s)
 {
-	int st = bpf_map__fd(bpf_object__find_map_by_name(obj, "scx_sf_state"));
-	int cpus = bpf_map__fd(bpf_object__find_map_by_name(obj, "scx_sf_cpus"));
-	int ex = bpf_map__fd(bpf_object__find_map_by_name(obj, "scx_sf_exit"));
+	int st = bpf_map__fd(skel->maps.scx_sf_state);
+	int cpus = bpf_map__fd(skel->maps.scx_sf_cpus);
+	int ex = bpf_map__fd(skel->maps.scx_sf_exit);
 	__u32 zero = 0;
 
 	memset(s, 0, sizeof(*s));
 	if (bpf_map_lookup_elem(st, &zero, &s->st) ||
 	    bpf_map_lookup_elem(ex, &zero, &s->exit))
 		return -errno;
-	for (__u32 i = 0; i < env.cfg.nr_cpus; i++)
+	for (__u32 i = 0; i < env->cfg.nr_cpus; i++)
 		if (bpf_map_lookup_elem(cpus, &i, &s->cpu[i]))
 			return -errno;
 	return 0;
 }
 
 /* Does the engine that the scheduler reads still own the pins? */
-const char *engine_state(__u32 streams_id)
+const char *engine_state(const struct scx_env *env, __u32 streams_id)
 {
-	__u32 id = sf_consumer_pin_id(env.root, SATFEED_PIN_STREAMS);
+	__u32 id = sf_consumer_pin_id(env->root, SATFEED_PIN_STREAMS);
 
 	if (!id)
 		return "gone";
 	return id == streams_id ? "ok" : "reloaded";
 }
 
-void print_stats(const struct snapshot *s, const char *engine)
+void print_stats(const struct scx_env *env, const struct snapshot *s,
+		 const char *engine)
 {
 	const struct scx_sf_state *st = &s->st;
 	__u64 tr = 0, tres = 0, or = 0, ores = 0, bound = 0, mov = 0, mis = 0;
-	__u32 n = env.cfg.nr_cpus;
+	__u32 n = env->cfg.nr_cpus;
 
 	for (__u32 i = 0; i < n; i++) {
 		const struct scx_sf_cpu *c = &s->cpu[i];
@@ -65,7 +68,7 @@ void print_stats(const struct snapshot *s, const char *engine)
 			ores += c->other_runs;
 		}
 	}
-	if (!env.json) {
+	if (!env->json) {
 		static int lines;
 
 		if (lines++ % 20 == 0)
@@ -97,17 +100,17 @@ void print_stats(const struct snapshot *s, const char *engine)
 	       (unsigned long long)st->last_change_ns,
 	       (unsigned long long)st->releases,
 	       (unsigned long long)st->windows,
-	       env.cfg.dry_run ? "true" : "false", engine,
+	       env->cfg.dry_run ? "true" : "false", engine,
 	       (unsigned long long)tr, (unsigned long long)tres,
 	       (unsigned long long)or, (unsigned long long)ores,
 	       (unsigned long long)bound, (unsigned long long)mov,
 	       (unsigned long long)mis);
-	for (__u32 i = 0; i < env.cfg.nr_targets; i++) {
+	for (__u32 i = 0; i < env->cfg.nr_targets; i++) {
 		const struct scx_sf_target_state *t = &st->t[i];
 
 		printf("%s{\"slot\":%u,\"live\":%s,\"released\":%s,\"level\":%u,"
 		       "\"demand\":%u,\"windows\":%llu}",
-		       i ? "," : "", env.cfg.targets[i].slot,
+		       i ? "," : "", env->cfg.targets[i].slot,
 		       t->live ? "true" : "false",
 		       t->released ? "true" : "false", t->pol.level,
 		       t->pol.demand, (unsigned long long)t->windows);

@@ -226,6 +226,8 @@ check "no CPU left for the rest: refused with exit 2" \
 	expect_rc 2 scx_satfeed -p "$SRV" --min-shared "$NCPU"
 check "--test-stall without --watchdog-ms: refused with exit 2" \
 	expect_rc 2 scx_satfeed -p "$SRV" --test-stall
+check "a slot past satfeed's: refused with exit 2" \
+	expect_rc 2 scx_satfeed -s 100000
 check "nothing attached after the refusals" no_scx_left
 
 dry_run() {
