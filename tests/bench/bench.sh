@@ -175,6 +175,8 @@ figure_row() {
 		"BPF time per traced event (ns)" &&
 	figure_row bpf.satfeed.exit.t_pair.own "" \
 		"sys_exit run, send/recv (ns)" &&
+	figure_row bpf.satfeed.exit.t_udp.own "" \
+		"sys_exit run, UDP send/recv (ns)" &&
 	figure_row time.satfeed.t_epoll time.none.t_epoll \
 		"traced epoll_wait (ns)" &&
 	figure_row time.satfeed.u_getppid time.none.u_getppid \
@@ -186,7 +188,7 @@ figure_row() {
 # Well-formed output: every expected figure present once, a finite number.
 # ratio.* lines are derived and may be undefined on a noisy machine.
 expected=()
-for ph in u_getppid u_rw u_epoll t_pair t_rw t_epoll u_uring; do
+for ph in u_getppid u_rw u_epoll t_pair t_rw t_epoll u_uring t_udp; do
 	for c in none empty satfeed; do expected+=("time.$c.$ph"); done
 	case $ph in u_*) k=all ;; *) k=own ;; esac
 	for c in empty satfeed; do

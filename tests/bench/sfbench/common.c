@@ -30,6 +30,11 @@ const struct phase_desc phases[NR_PHASE] = {
 	 * io_uring_enter with GETEVENTS, and read(2) of the byte */
 	[P_UURING] = { "u_uring", "unrelated io_uring SEND+read", "op", false,
 		       OP_URING, 2, 100000, 1 << PR_EXIT },
+	/* a datagram from a connected socket to an unconnected one on
+	 * loopback: the receive is where the engine reads the socket's drop
+	 * count (ABI 7), a path no socketpair takes */
+	[P_TUDP] = { "t_udp", "traced send+recv, UDP loopback", "pair", true,
+		     OP_UDP, 2, 100000, 1 << PR_EXIT },
 };
 
 struct opts o = {

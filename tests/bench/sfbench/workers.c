@@ -6,8 +6,11 @@
  */
 #include "sfbench.h"
 #include <liburing.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 static struct io_uring ring;	/* the worker's, for OP_URING */
+static int udp_srv = -1, udp_cli = -1;	/* OP_UDP's: unconnected, connected */
 
 /* CPU time of the calling thread: time spent preempted by other processes
  * (a shared 2-CPU VM) does not count, time in the syscalls does. */
@@ -56,6 +59,12 @@ static int loop(int op, long n, int sv[2], int ep)
 			if (epoll_wait(ep, &ev, 1, 0) != 1)
 				return errno ? errno : EIO;
 		return 0;
+	case OP_UDP:
+		for (long i = 0; i < n; i++)
+			if (send(udp_cli, &c, 1, 0) != 1 ||
+			    recv(udp_srv, &c, 1, 0) != 1)
+				return errno ? errno : EIO;
+		return 0;
 	case OP_URING:
 		for (long i = 0; i < n; i++) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
@@ -90,6 +99,24 @@ static void child_init(pid_t parent)
 		_exit(1);
 }
 
+/* OP_UDP's sockets: a server bound to a free loopback port, a client
+ * connected to it; 0 or -1 */
+static int udp_open(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+
+	udp_srv = socket(AF_INET, SOCK_DGRAM, 0);
+	udp_cli = socket(AF_INET, SOCK_DGRAM, 0);
+	if (udp_srv < 0 || udp_cli < 0 ||
+	    bind(udp_srv, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(udp_srv, (struct sockaddr *)&a, &l) ||
+	    connect(udp_cli, (struct sockaddr *)&a, sizeof(a)))
+		return -1;
+	return 0;
+}
+
 static void worker_main(int cmd_fd, int res_fd, pid_t parent)
 {
 	int sv[2], ready[2], ep;
@@ -107,7 +134,7 @@ static void worker_main(int cmd_fd, int res_fd, pid_t parent)
 	ep = epoll_create1(0);
 	if (ep < 0 || write(ready[0], "r", 1) != 1 ||
 	    epoll_ctl(ep, EPOLL_CTL_ADD, ready[1], &ev) ||
-	    io_uring_queue_init(8, &ring, 0))
+	    io_uring_queue_init(8, &ring, 0) || udp_open())
 		_exit(3);
 	while (read(cmd_fd, &c, sizeof(c)) == sizeof(c)) {
 		long warm = c.n / 16 + 1, per = c.n / (c.batches > 0 ? c.batches : 1);
