@@ -31,6 +31,9 @@ D = os.environ.get("SF_VALIDATE_DIR",
 DESIGN = ["lighttpd", "memcached-t4", "nginx", "pyhttp", "dnsmasq",
           "sfserver-iouring", "nginx-proxy"]
 HOLDOUT = ["memcached-t1", "apache2-worker", "haproxy", "unbound"]
+# the server's CPUs in the corpus (corpus.sh: the first half)
+SRV_CPUS = max(int(os.environ.get("SF_SRV_CPUS", 0)) or
+               (os.cpu_count() or 2) // 2, 1)
 UNKNOWN, OK, NEAR, FULL = satrule.UNKNOWN, satrule.OK, satrule.NEAR, \
     satrule.FULL
 NAME = {UNKNOWN: "unk", OK: "ok", NEAR: "near", FULL: "full", None: "-"}
@@ -84,6 +87,9 @@ def readings(x):
                 # run-queue delay per unit of CPU time: the CPU's
                 # queueing slowdown (0: never waits for a CPU)
                 r["runq_per_run"] = 1000 * dw // dr if dr else None
+                # the CPU share: CPU time over the CPUs the threads may
+                # use (corpus.sh pins the server to half of them)
+                r["cpu_share"] = 1000 * dr // (dt * min(n, SRV_CPUS))
             if p.get("udp_drops") is not None and \
                     q.get("udp_drops") is not None:
                 dd = max(p["udp_drops"] - q["udp_drops"], 0)
@@ -215,6 +221,23 @@ def make_rules():
         lambda r: (max(R["D3 as D, idle 200/50"](r), NEAR)
                    if not r["quiet"] and (r.get("runq_per_run") or 0) >= 500
                    else R["D3 as D, idle 200/50"](r))
+
+    def cpu(r, base, near, full):
+        """base, then the CPU share: the threads' CPU time over the
+        interval times the CPUs they may use (at most one a thread)."""
+        s = base(r)
+        c = r.get("cpu_share")
+        if not r["quiet"] and c is not None:
+            if c >= full:
+                s = FULL
+            elif c >= near:
+                s = max(s, NEAR)
+        return s
+    for n_, f_ in ((900, 950), (880, 950), (920, 970), (900, 970),
+                   (850, 950)):
+        R["H%d/%d = A + CPU share >= %d near, >= %d full" % (
+            n_, f_, n_, f_)] = (lambda n_, f_: lambda r: cpu(
+                r, rule_current, n_, f_))(n_, f_)
     return R
 
 
