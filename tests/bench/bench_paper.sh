@@ -24,6 +24,11 @@
 #   stalls (a clock-reading thread per CPU), and the CPU time satfeed's and
 #   bpftrace's programs take at that load (kernel accounting, one extra run
 #   each).
+# Part C, what watching costs the server: the same memcached at 10%, 40% and
+#   70% of that capacity, with no tracing and with satfeed, in interleaved
+#   rounds; memcached's own CPU time per request (its threads' schedstat
+#   run time, which holds satfeed's programs run in its syscalls) and p99,
+#   each against the same round's no-tracing run (tests/bench/ab_report.py).
 #
 # Figures are printed, never asserted; the exit status is non-zero when a
 # figure is missing or not a finite number, when satfeed or bpftrace did not
@@ -265,12 +270,46 @@ for cfg in satfeed bpftrace; do
 	echo "$cfg $((t_b - t_a)) $reqs $dur $WARM" >>"$ACCT"
 done
 sf_bpf_stats_restore
-kill "$mc_pid" 2>/dev/null; wait "$mc_pid" 2>/dev/null; mc_pid=
 tB=$(now)
+
+# ---------------------------------------------------------------- part C
+srv_cpu() { # memcached's threads' time on a CPU so far, ns
+	cat /proc/"$mc_pid"/task/*/schedstat | awk '{ s += $1 } END { printf "%.0f", s }'
+}
+AB=$OUT/ab_rounds.txt
+echo "# round rate config cpu_ns requests p99_us achieved_rps" >"$AB"
+ab_rates=()
+for f in 0.10 0.40 0.70; do
+	ab_rates+=("$(awk -v c="$CAP" -v f="$f" 'BEGIN { printf "%.0f", f * c }')")
+done
+[ "$quick" = 1 ] && REPS_C=1 || REPS_C=8
+log "part C: memcached's CPU per request at ${ab_rates[*]} rps, $REPS_C round(s) of none/satfeed, $DUR s each"
+for rep in $(seq "$REPS_C"); do
+	for rate in "${ab_rates[@]}"; do
+		for k in 0 1; do
+			cfg=$( [ $(( (rep + k) % 2 )) = 0 ] && echo none || echo satfeed)
+			[ "$cfg" = satfeed ] && sf_start
+			c0=$(srv_cpu)
+			rep_json=$(load "$rate" "$DUR") || fail "sfload failed"
+			c1=$(srv_cpu)
+			if [ "$cfg" = satfeed ]; then
+				seen=$(sf_stop)
+				[ "${seen:-0}" -gt 0 ] || { log "satfeed closed no send window of memcached"; bad=1; }
+			fi
+			# what the open loop sent: the warm-up and the measured time
+			reqs=$(awk -v r="$rate" -v d="$DUR" -v w="$WARM" 'BEGIN { printf "%.0f", r * (d + w) }')
+			echo "$rep $rate $cfg $((c1 - c0)) $reqs $(jget p99_us achieved_rps <<<"$rep_json")" >>"$AB"
+		done
+	done
+done
+kill "$mc_pid" 2>/dev/null; wait "$mc_pid" 2>/dev/null; mc_pid=
+tC=$(now)
 
 # ---------------------------------------------------------------- report
 python3 tests/bench/paper_report.py "$ROUNDS" "$RATE" "$CAP" "$capsrc" "$DUR" "$OUT/memcached_results.txt" \
 	"$STALLS" "$ACCT" "$BOOT" >"$OUT/memcached_table.txt" || bad=1
+python3 tests/bench/ab_report.py "$AB" "$OUT/memcached_results.txt" "$BOOT" \
+	>"$OUT/ab_table.txt" || bad=1
 
 {
 	echo "satfeed against the paper's Listing-1 method (bpftrace $(bpftrace --version | awk '{print $2}')), $(uname -r), $NCPU CPUs"
@@ -282,9 +321,12 @@ python3 tests/bench/paper_report.py "$ROUNDS" "$RATE" "$CAP" "$capsrc" "$DUR" "$
 	echo
 	echo "B. memcached at 70% of capacity:"
 	cat "$OUT/memcached_table.txt"
+	echo
+	echo "C. what watching costs memcached, at three rates:"
+	cat "$OUT/ab_table.txt"
 } >"$OUT/table.txt"
 cat "$OUT/table.txt"
-echo "(part A $((tA - t0)) s, part B $((tB - tA)) s; table in $OUT/table.txt, figures in $OUT/syscalls_results.txt and $OUT/memcached_results.txt)"
+echo "(part A $((tA - t0)) s, part B $((tB - tA)) s, part C $((tC - tB)) s; table in $OUT/table.txt, figures in $OUT/syscalls_results.txt and $OUT/memcached_results.txt)"
 
 # well-formed: every expected figure present once and finite
 expected=()
@@ -308,6 +350,12 @@ for c in $(seq 0 $((NCPU - 1))); do
 	expected+=("M mc.stall.cpu$c.gaps_100us_per_s" "M mc.stall.cpu$c.lost_pct")
 done
 expected+=("M mc.capacity_rps" "M mc.p99_spread_pct.none")
+for r in "${ab_rates[@]}"; do
+	for c in none satfeed; do
+		expected+=("M ab.$r.$c.cpu_ns_per_req" "M ab.$r.$c.p99_us")
+	done
+	expected+=("M ab.$r.cpu_change_pct" "M ab.$r.cpu_added_ns")
+done
 syscall_keys=() memcached_keys=()
 for e in "${expected[@]}"; do
 	case ${e%% *} in

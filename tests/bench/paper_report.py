@@ -6,7 +6,9 @@ Prints the table and writes every figure as 'key value' lines.
 
     paper_report.py ROUNDS RATE CAP CAPSRC DUR RESULTS STALLS ACCT BOOT
 """
-import sys, math, random, statistics as st
+import os, sys, statistics as st
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import paired as pr
 rounds, rate, cap, capsrc, dur, resout, stalls, acct, boot = sys.argv[1:10]
 rate, boot = float(rate), int(boot)
 rows = [l.split() for l in open(rounds) if not l.startswith("#")]
@@ -38,18 +40,9 @@ for c in cfgs:
     print("%-9s %22s %24s %26s %26s" % (c, *cells))
 print()
 
-# paired by round: log of the ratio to the same round's "none" run; the
-# median over rounds, and a bootstrap 95% interval (rounds resampled)
-rng = random.Random(1)
+# paired by round against the same round's "none" run (paired.py)
 def paired(c, k="p99_us"):
-    d = [math.log(a / b) for a, b in zip(v[c][k], v["none"][k]) if a > 0 and b > 0]
-    if not d:
-        return float("nan"), float("nan"), float("nan")
-    med = st.median(d)
-    bs = sorted(st.median([d[rng.randrange(len(d))] for _ in d]) for _ in range(boot))
-    lo, hi = bs[int(0.025 * boot)], bs[min(boot - 1, int(0.975 * boot))]
-    pct = lambda x: 100.0 * (math.exp(x) - 1.0)
-    return pct(med), pct(lo), pct(hi)
+    return pr.change(v[c][k], v["none"][k], boot)
 print("p99 change against the same round's no-tracing run (median over rounds,")
 print("bootstrap 95% interval):")
 iv = {}
