@@ -3,7 +3,7 @@
 # baseline as a bpftrace script (tests/bench/listing1.bt), side by side
 # with no tracing, empty programs (the floor) and satfeed.
 #
-#   bash tests/bench/bench_paper.sh            full run (about 6 minutes here)
+#   bash tests/bench/bench_paper.sh            full run (about 10 minutes here)
 #   bash tests/bench/bench_paper.sh --quick    short setting (< 90 s): checks that
 #                                        every figure is made and finite
 #
