@@ -326,6 +326,43 @@ satfeed_sat_update(struct satfeed_verdict *v,
 	return satfeed_sat_eval(v, &eff, e->now);
 }
 
+/*
+ * The CPU share (ABI 8): floor(1000 * c / (interval * cpus)), at most
+ * 1000; 0 when interval or cpus is 0.  Exact for c below 2^53 ns (104
+ * days; above, c is capped there so that 1000 * c fits): the quotient is
+ * taken in two divisions, floor(floor(x / a) / b) == floor(x / (a * b))
+ * for positive integers, so interval * cpus never has to fit.
+ */
+static __always_inline __u32 satfeed_sat_cpu_permille(__u64 c, __u64 interval,
+						      __u32 cpus)
+{
+	__u64 q;
+
+	if (!interval || !cpus)
+		return 0;
+	if (c > (1ULL << 53))
+		c = 1ULL << 53;
+	q = c * 1000 / interval / cpus;
+	return q > 1000 ? 1000 : q;
+}
+
+/*
+ * A tick's CPU (ABI 8): c ns of CPU time of the threads seen at both ends
+ * of an interval of interval ns, who may use cpus CPUs.  A figure no rule
+ * reads: it changes no state.  Kept apart from satfeed_sat_tick() (its
+ * argument stays small: the engine's tick is at the BPF stack's limit).
+ */
+static __always_inline void satfeed_sat_cpu(struct satfeed_verdict *v,
+					    __u64 c, __u64 interval,
+					    __u32 cpus)
+{
+	v->cpu_ns += c;
+	v->cpus = cpus;
+	v->cpu_permille = satfeed_sat_cpu_permille(c, interval, cpus);
+	if (cpus && interval)
+		v->seen |= SATFEED_SAT_SEEN_CPU;
+}
+
 /* What one tick of the age timer measured for a target. */
 struct satfeed_sat_tick {
 	__u32 idle_permille;	/* slack of the threads that woke, or 1000

@@ -66,8 +66,13 @@
  * queueing.  Two rules read it (drop_near, drop_full: satfeed_sat_rules is
  * 36 bytes), and the idle share's defaults are 150 and 50 (were 250 and
  * 100), both from the corpus.  docs/contract.md, "ABI 7".
+ * 8 (issue 23, the CPU share): satfeed_verdict grows by 16 bytes: the CPU
+ * time of the target's threads (cpu_ns), and at each tick the share of the
+ * CPUs they may use that they used (cpu_permille, cpus).  The one figure
+ * that sees more busy threads than CPUs, which the per-thread idle share
+ * cannot.  No rule reads it yet.  docs/contract.md, "ABI 8".
  */
-#define SATFEED_ABI_VERSION	7
+#define SATFEED_ABI_VERSION	8
 
 /* Pin names, relative to the bpffs root (default SATFEED_DEFAULT_ROOT). */
 #define SATFEED_DEFAULT_ROOT	"/sys/fs/bpf/satfeed"
@@ -562,6 +567,9 @@ struct satfeed_rules_slot {
 #define SATFEED_SAT_SEEN_DROPS	(1U << 8)	/* drop_permille: a datagram
 						 * was dropped in a tick's
 						 * interval (ABI 7) */
+#define SATFEED_SAT_SEEN_CPU	(1U << 9)	/* cpu_permille, cpus: a tick
+						 * saw a thread at both ends
+						 * of its interval (ABI 8) */
 struct satfeed_verdict {
 	struct bpf_spin_lock lock;
 	__u32 gen;		/* satfeed_target.gen this verdict belongs to */
@@ -655,6 +663,21 @@ struct satfeed_verdict {
 	__u32 svc_reserved;
 	__u64 recv_mark;	/* (ABI 7) engine private: the recv stream's
 				 * calls at the previous tick */
+	/*
+	 * CPU (ABI 8), written at each tick for the target's threads that
+	 * have waited in a traced call (a thread that never has is not seen)
+	 * and were seen at the previous tick too.
+	 */
+	__u64 cpu_ns;		/* their CPU time since the target was added:
+				 * the growth of each one's sum_exec_runtime
+				 * from tick to tick, ns */
+	__u32 cpu_permille;	/* the share of the CPUs they may use that
+				 * they used over the interval:
+				 * floor(1000 * c / (interval * cpus)), c the
+				 * interval's growth of cpu_ns; at most 1000;
+				 * 0 when no thread was seen */
+	__u32 cpus;		/* those CPUs: the CPUs of the union of their
+				 * affinity masks, at most one a thread */
 };
 
 /* Fewer samples than this in a service window: too few to move the
@@ -804,6 +827,14 @@ struct satfeed_age {
 						 * least 95% of the
 						 * interval (not in
 						 * threads) */
+	/* (ABI 8) the same tick's CPU, per slot, over every thread seen at
+	 * both ends of the interval: their CPU time in it (ns), their
+	 * number, the union of their affinity masks' first 64 CPUs and
+	 * the largest nr_cpus_allowed among them */
+	__u64 cpu_ns[SATFEED_MAX_TARGETS];
+	__u64 cpu_mask[SATFEED_MAX_TARGETS];
+	__u32 cpu_threads[SATFEED_MAX_TARGETS];
+	__u32 cpu_allowed[SATFEED_MAX_TARGETS];
 };
 
 /*

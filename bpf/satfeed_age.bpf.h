@@ -20,11 +20,16 @@
  *     progress) and the run-queue time of it; a thread that waited at
  *     least 95% of the interval is a sleeper, the others that waited in it
  *     add to their slot's sums and count among its threads;
+ *     and of every thread of the target seen at the previous tick too,
+ *     its CPU time since (the growth of se.sum_exec_runtime), its
+ *     affinity (the first 64 CPUs of its mask, and nr_cpus_allowed);
  *  2. the verdict: the slack is the threads' waited time less its
  *     run-queue time over the interval times the threads
  *     (satfeed_verdict.slack_permille, wait_permille, threads, sleepers),
  *     the drops of its datagram sockets over the interval per datagram
- *     that arrived (drop_permille; the hot path adds to drops), the
+ *     that arrived (drop_permille; the hot path adds to drops), the CPU
+ *     time over the interval times the CPUs its threads may use, at most
+ *     one a thread that did not sleep (cpu_permille, cpus), the
  *     newest service window moves the service-time average, and the
  *     rules are evaluated (sat_rules.h, satfeed_sat_tick());
  *  3. each stream: a window in progress whose first sample began at least
@@ -121,6 +126,31 @@ __noinline int sf_age_stream(__u32 slot, __u32 stream, __u32 gen, __u64 now,
 	return active;
 }
 
+/* The CPUs set in a 64-bit word of a mask. */
+static __always_inline __u32 sf_popcount64(__u64 x)
+{
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (x * 0x0101010101010101ULL) >> 56;
+}
+
+/*
+ * The CPUs a target's threads may use: the union of their masks' first 64
+ * CPUs, or the largest nr_cpus_allowed of one when that is more (CPUs past
+ * the 64th), at most one a thread that did not sleep through the interval
+ * (one when all did, none when no thread was seen).
+ */
+static __always_inline __u32 sf_age_cpus(__u64 mask, __u32 allowed,
+					 __u32 threads, __u32 sleepers)
+{
+	__u32 n = sf_popcount64(mask), most = threads ? threads : !!sleepers;
+
+	if (allowed > n)
+		n = allowed;
+	return n < most ? n : most;
+}
+
 /* floor(1000 * x / den), at most 1000; 0 when den is 0 */
 static __always_inline __u32 sf_age_share(__u64 x, __u64 den)
 {
@@ -207,6 +237,10 @@ static __noinline __u64 sf_age_verdict(struct sf_age_ctx *c, __u32 slot,
 		if (!threads && sleepers)
 			wperm = iperm = 1000;
 		tk.idle_known = threads || sleepers;
+		satfeed_sat_cpu(v, a->cpu_ns[idx], now - v->tick_ns,
+				sf_age_cpus(a->cpu_mask[idx],
+					    a->cpu_allowed[idx],
+					    a->cpu_threads[idx], sleepers));
 	}
 	v->prev_tick_ns = v->tick_ns;
 	v->tick_ns = now;
@@ -288,7 +322,36 @@ static long sf_age_clear(__u32 i, void *ctx)
 	a->runq_ns[i] = 0;
 	a->threads[i] = 0;
 	a->sleepers[i] = 0;
+	a->cpu_ns[i] = 0;
+	a->cpu_mask[i] = 0;
+	a->cpu_threads[i] = 0;
+	a->cpu_allowed[i] = 0;
 	return 0;
+}
+
+/*
+ * A thread of target slot at a tick (prev: the previous tick): its CPU time
+ * since then, when that tick saw it too, and its affinity go to the
+ * slot's sums, and it counts among the threads that may use CPUs (the
+ * caller takes a sleeper out again).  Not inlined: its locals stay off
+ * the tick's frame, which the deepest call chain shares (512 bytes).
+ */
+static __noinline void sf_age_cpu(struct satfeed_age *a, __u32 slot,
+				  struct task_struct *task, struct sf_wait *w,
+				  __u64 prev)
+{
+	__u64 exec = task->se.sum_exec_runtime;
+	__u32 nr = task->nr_cpus_allowed;
+
+	slot &= SATFEED_MAX_TARGETS - 1;
+	if (prev && w->tick_ns == prev && exec >= w->tick_exec) {
+		a->cpu_ns[slot] += exec - w->tick_exec;
+		a->cpu_mask[slot] |= task->cpus_ptr->bits[0];
+		if (nr > a->cpu_allowed[slot])
+			a->cpu_allowed[slot] = nr;
+		a->cpu_threads[slot]++;
+	}
+	w->tick_exec = exec;
 }
 
 /* The tick: the timer's callback, in softirq context. */
@@ -313,6 +376,10 @@ static int sf_age_tick(void *map, __u32 *key, struct satfeed_age *a)
 		if (!t || t->gen != w->gen || slot >= SATFEED_MAX_TARGETS)
 			continue;
 		slot &= SATFEED_MAX_TARGETS - 1;	/* for the verifier */
+		sf_age_cpu(a, slot, task, w, prev);
+		/* a 32-bit fill after the call loses the bound: again */
+		barrier_var(slot);
+		slot &= SATFEED_MAX_TARGETS - 1;
 		in = rq = 0;
 		/* an io_uring wait that has not slept is busy, not slack */
 		if (w->start_ns && !w->unslept) {
@@ -333,6 +400,9 @@ static int sf_age_tick(void *map, __u32 *key, struct satfeed_age *a)
 				dr = dw;
 			if (dw * 1000 >= SF_AGE_SLEEPER_PERMILLE * (c.now - prev)) {
 				a->sleepers[slot]++;
+				/* sf_age_cpu() counted it among the CPU's */
+				if (a->cpu_threads[slot])
+					a->cpu_threads[slot]--;
 			} else {
 				a->threads[slot]++;
 				a->waited_ns[slot] += dw;

@@ -88,6 +88,7 @@ struct sf_wait {
 				 * tick tick_ns */
 	__u64 tick_runq;	/* the same of runq_ns */
 	__u64 tick_ns;		/* the tick that last saw the thread */
+	__u64 tick_exec;	/* its se.sum_exec_runtime then (ABI 8) */
 };
 
 struct {

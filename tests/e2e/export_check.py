@@ -256,10 +256,11 @@ FIGURES = {
     "service_mean": "satfeed_service_time_mean_seconds",
     "service_p99": "satfeed_service_time_p99_seconds",
     "drop_share": "satfeed_receive_drop_ratio",
+    "cpu_share": "satfeed_cpu_ratio",
 }
 # figures as old as the engine's newest tick (sf_reading.c, idle_figure(),
-# drop_figure())
-TICK_STAMPED = ("idle", "drop_share")
+# drop_figure(), cpu_figure())
+TICK_STAMPED = ("idle", "drop_share", "cpu_share")
 REASONS = ("wps_full", "wps_near", "idle_full", "idle_near", "cv2_rise",
            "svc_full", "svc_near", "drop_full", "drop_near", "quiet")
 LEVELS = {"unknown": 0, "ok": 1, "near": 2, "full": 3}
@@ -308,6 +309,10 @@ def reading(show_path, path):
         check(name + " drops",
               exp.get(("satfeed_receive_drops_total", key, None)),
               str(sat["drops"]))
+        # ns to seconds, nine decimals: exact
+        check(name + " cpu seconds",
+              exp.get(("satfeed_cpu_seconds_total", key, None)),
+              "%d.%09d" % divmod(sat["cpu_ns"], 10 ** 9))
         if sat["state"] != "unknown":
             check(name + " stale",
                   exp.get(("satfeed_saturation_stale", key, None)),

@@ -14,6 +14,10 @@
  *    the verdict is full for
  *    it (SATFEED_SAT_WHY_SVC_FULL), with no wait syscall at all; quiet
  *    after the load, the average is back at the baseline and the verdict ok;
+ *  - the CPU share (ABI 8) of the same busy thread: near all of one CPU,
+ *    its CPU time within what the kernel's schedstat says the process
+ *    ran; two busy threads pinned to one CPU share it (cpus 1), pinned
+ *    to two they may use both (cpus 2: the union of their masks);
  *  - a busy io_uring server: the thread serves back to back and looks for
  *    completions with io_uring_enter(GETEVENTS), which finds them without
  *    sleeping; those are no waits (satfeed_uring.bpf.h), but the thread
@@ -24,6 +28,7 @@
  * tests/unit/test_sat_rules.c.
  */
 #include "test_kernel.h"
+#include <dirent.h>
 #include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -73,6 +78,7 @@ struct server {
 	__u64 work_ns;		/* work per request before the answer */
 	bool poll;		/* epoll_wait (timeout 0) after each request */
 	struct io_uring *ring;	/* or io_uring_enter(GETEVENTS) on a NOP */
+	int cpu;		/* pinned to this CPU, -1: not pinned */
 	volatile bool stop;
 	long served;
 };
@@ -82,8 +88,15 @@ static void *serve(void *arg)
 {
 	struct server *sv = arg;
 	struct epoll_event e;
+	cpu_set_t set;
 	char b;
 
+	if (sv->cpu >= 0) {
+		CPU_ZERO(&set);
+		CPU_SET(sv->cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			return (void *)-1L;
+	}
 	while (!sv->stop) {
 		if (write(sv->c, "q", 1) != 1 || read(sv->s, &b, 1) != 1)
 			return (void *)-1L;
@@ -138,6 +151,33 @@ static void tcp_close(struct server *sv)
 		close(sv->s);
 }
 
+/* The time this process's threads ran so far (schedstat), ns; 0 if not
+ * readable. */
+static __u64 process_run_ns(void)
+{
+	unsigned long long run, sum = 0;
+	char path[64];
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	FILE *f;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat",
+			 e->d_name);
+		f = fopen(path, "r");
+		if (f && fscanf(f, "%llu", &run) == 1)
+			sum += run;
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return sum;
+}
+
 /* One busy thread (and `sleepers` sleepers) at the tick: full by idle. */
 static void check_busy_full(const struct satfeed_verdict *v, __u32 sleepers,
 			    const char *who)
@@ -161,11 +201,11 @@ static void check_busy_full(const struct satfeed_verdict *v, __u32 sleepers,
 static void check_idle(const struct sf_pins *p, int slot)
 {
 	struct epoll_event e = { .events = EPOLLIN };
-	struct server sv = { .poll = true };
+	struct server sv = { .poll = true, .cpu = -1 };
 	pthread_t busy, sleep_t;
-	struct satfeed_verdict v;
+	struct satfeed_verdict v, v0;
 	int ep = epoll_create1(0), ev = eventfd(0, 0);
-	__u64 one = 1;
+	__u64 one = 1, r0, r1;
 
 	sv.ep = epoll_create1(0);
 	if (!ASSERT_TRUE(ep >= 0 && ev >= 0 && sv.ep >= 0, "epoll") ||
@@ -182,6 +222,31 @@ static void check_idle(const struct sf_pins *p, int slot)
 	/* a tick to start from, then two whole intervals */
 	if (ASSERT_TRUE(ticks(p, slot, 3, &v), "the timer ticks"))
 		check_busy_full(&v, 1, "busy thread beside a listener");
+	/* its CPU: the busy thread's, the sleeper's next to nothing, within
+	 * what every thread of the process ran from before the first tick
+	 * counted to after the last */
+	r0 = process_run_ns();
+	if (ASSERT_TRUE(ticks(p, slot, 1, &v0), "a tick") &&
+	    ASSERT_TRUE(ticks(p, slot, 2, &v), "two more")) {
+		r1 = process_run_ns();
+		ASSERT_TRUE(v.seen & SATFEED_SAT_SEEN_CPU, "seen cpu");
+		ASSERT_TRUE(v.cpus == 1,
+			    "one thread that did not sleep: cpus %u, want 1",
+			    v.cpus);
+		ASSERT_TRUE(v.cpu_permille >= 600,
+			    "a thread busy all along: cpu %u permille",
+			    v.cpu_permille);
+		ASSERT_TRUE(v.cpu_ns > v0.cpu_ns &&
+			    v.cpu_ns - v0.cpu_ns <= r1 - r0,
+			    "cpu_ns grew %llu ns, the process ran %llu",
+			    (unsigned long long)(v.cpu_ns - v0.cpu_ns),
+			    (unsigned long long)(r1 - r0));
+		ASSERT_TRUE(v.cpu_ns - v0.cpu_ns >=
+				    (v.tick_ns - v0.tick_ns) / 2,
+			    "cpu_ns grew %llu ns in %llu ns of ticks",
+			    (unsigned long long)(v.cpu_ns - v0.cpu_ns),
+			    (unsigned long long)(v.tick_ns - v0.tick_ns));
+	}
 	sv.stop = true;
 	pthread_join(busy, NULL);
 	ASSERT_TRUE(sv.served > 100, "served %ld requests", sv.served);
@@ -197,7 +262,7 @@ close:
 
 static void check_uring(const struct sf_pins *p, int slot)
 {
-	struct server sv = { .ep = -1 };
+	struct server sv = { .ep = -1, .cpu = -1 };
 	struct satfeed_verdict v;
 	struct io_uring r;
 	void *ret = NULL;
@@ -222,7 +287,7 @@ close:
 
 static void check_service(const struct sf_pins *p, int slot)
 {
-	struct server sv = { .ep = -1 };
+	struct server sv = { .ep = -1, .cpu = -1 };
 	struct satfeed_verdict v;
 	__u64 base = 0;
 	pthread_t t;
@@ -272,6 +337,57 @@ close:
 	tcp_close(&sv);
 }
 
+/*
+ * Two busy threads on CPUs cpu0 and cpu1: the CPUs they may use are the
+ * union of their masks, want of them, and they keep them busy.
+ */
+static void check_two_busy(const struct sf_pins *p, int slot, int cpu0,
+			   int cpu1, __u32 want)
+{
+	struct server sv[2] = {
+		{ .c = -1, .s = -1, .ep = -1, .poll = true, .cpu = cpu0 },
+		{ .c = -1, .s = -1, .ep = -1, .poll = true, .cpu = cpu1 },
+	};
+	struct satfeed_verdict v;
+	pthread_t t[2];
+	int n = 0;
+
+	for (int i = 0; i < 2; i++) {
+		sv[i].ep = epoll_create1(0);
+		if (!ASSERT_TRUE(sv[i].ep >= 0, "epoll") || !tcp_pair(&sv[i]))
+			goto stop;
+	}
+	for (; n < 2; n++)
+		if (!ASSERT_OK(pthread_create(&t[n], NULL, serve, &sv[n]),
+			       "busy thread"))
+			goto stop;
+	if (ASSERT_TRUE(ticks(p, slot, 3, &v), "the timer ticks")) {
+		ASSERT_TRUE(v.cpus == want,
+			    "busy on CPUs %d and %d: cpus %u, want %u", cpu0,
+			    cpu1, v.cpus, want);
+		ASSERT_TRUE(v.cpu_permille >= 600,
+			    "busy on CPUs %d and %d: cpu %u permille", cpu0,
+			    cpu1, v.cpu_permille);
+	}
+stop:
+	for (int i = 0; i < 2; i++)
+		sv[i].stop = true;
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < 2; i++) {
+		tcp_close(&sv[i]);
+		if (sv[i].ep >= 0)
+			close(sv[i].ep);
+	}
+}
+
+static void check_cpus(const struct sf_pins *p, int slot)
+{
+	check_two_busy(p, slot, 0, 0, 1);
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+		check_two_busy(p, slot, 0, 1, 2);
+}
+
 void test_verdict_tick(void)
 {
 	struct satfeed_bpf *skel;
@@ -280,7 +396,7 @@ void test_verdict_tick(void)
 
 	/* one engine per part: one part's idle figures stay out of the
 	 * next's */
-	for (int part = 0; part < 3; part++) {
+	for (int part = 0; part < 4; part++) {
 		test_max_age_ns = TICK_T_NS;
 		skel = start_engine(SATFEED_WINDOW_SHIFT, false);
 		test_max_age_ns = 0;
@@ -292,8 +408,10 @@ void test_verdict_tick(void)
 				check_idle(&p, slot);
 			else if (part == 1)
 				check_service(&p, slot);
-			else
+			else if (part == 2)
 				check_uring(&p, slot);
+			else
+				check_cpus(&p, slot);
 		}
 		satfeed_bpf__destroy(skel);
 	}

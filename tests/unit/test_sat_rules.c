@@ -415,6 +415,69 @@ static void test_drops(void)
 	ASSERT_EQ(v.drop_permille, 0, "1 dropped of 2^64 - 1");
 }
 
+/* A tick with c ns of CPU over interval ns on cpus CPUs, as the engine
+ * takes it: the CPU, then the rules. */
+static void cpu_tick(__u64 c, __u64 interval, __u32 cpus)
+{
+	struct satfeed_sat_tick t = { .idle_permille = 1000, .idle_known = 1 };
+
+	now += 1000;
+	t.now = now;
+	satfeed_sat_cpu(&v, c, interval, cpus);
+	satfeed_sat_tick(&v, &(const struct satfeed_sat_rules){}, &t);
+}
+
+/* The CPU share (ABI 8): a figure, no rule; exact against 128 bits. */
+static void test_cpu(void)
+{
+	static const __u64 adv[] = {
+		0, 1, 2, 999, 1000, 1001, 499999999, 500000000, 500000001,
+		0xffffffffULL, 0x100000000ULL, (1ULL << 52) + 1,
+		(1ULL << 53) - 1, 1ULL << 53, ~0ULL,
+	};
+	static const __u32 ncpu[] = { 1, 2, 3, 7, 64, 4096, 0xffffffffU };
+
+	fresh();
+	cpu_tick(0, 0, 0);
+	ASSERT_EQ(v.seen & SATFEED_SAT_SEEN_CPU, 0, "no thread: not known");
+	ASSERT_EQ(v.cpu_permille, 0, "no thread: 0");
+	cpu_tick(250000000, 500000000, 1);
+	ASSERT_EQ(v.seen & SATFEED_SAT_SEEN_CPU, SATFEED_SAT_SEEN_CPU,
+		  "a thread seen over an interval: known");
+	ASSERT_EQ(v.cpu_permille, 500, "half a CPU: 500");
+	ASSERT_EQ(v.cpus, 1, "cpus as the tick gave");
+	ASSERT_EQ(v.state, SATFEED_SAT_OK, "no rule reads it: ok");
+	cpu_tick(750000000, 500000000, 2);
+	ASSERT_EQ(v.cpu_permille, 750, "1.5 of 2 CPUs: 750");
+	ASSERT_EQ(v.cpu_ns, 1000000000, "cpu_ns adds every tick's");
+	cpu_tick(600000000, 500000000, 1);
+	ASSERT_EQ(v.cpu_permille, 1000, "more than the CPUs (skew): 1000");
+	ASSERT_EQ(v.state, SATFEED_SAT_OK, "a full CPU alone: still ok");
+
+	for (size_t i = 0; i < sizeof(adv) / sizeof(adv[0]); i++)
+		for (size_t j = 1; j < sizeof(adv) / sizeof(adv[0]); j++)
+			for (size_t k = 0; k < sizeof(ncpu) / sizeof(ncpu[0]);
+			     k++) {
+				__u64 c = adv[i] > (1ULL << 53) ? 1ULL << 53 :
+								  adv[i];
+				unsigned __int128 want =
+					(unsigned __int128)c * 1000 /
+					((unsigned __int128)adv[j] * ncpu[k]);
+
+				if (want > 1000)
+					want = 1000;
+				__u32 got = satfeed_sat_cpu_permille(adv[i],
+								     adv[j],
+								     ncpu[k]);
+
+				ASSERT_TRUE(got == (__u64)want,
+					    "floor(1000 c / (interval cpus)) of c %llu, interval %llu, cpus %u: got %u, want %llu",
+					    (unsigned long long)adv[i],
+					    (unsigned long long)adv[j], ncpu[k],
+					    got, (unsigned long long)want);
+			}
+}
+
 static void test_rules_off(void)
 {
 	const struct satfeed_sat_rules off = {
@@ -499,5 +562,6 @@ int main(void)
 	test_rules_off();
 	test_cv2_rise();
 	test_drops();
+	test_cpu();
 	return sf_test_summary("test_sat_rules");
 }

@@ -88,7 +88,8 @@ def readings(x):
                 # queueing slowdown (0: never waits for a CPU)
                 r["runq_per_run"] = 1000 * dw // dr if dr else None
                 # the CPU share: CPU time over the CPUs the threads may
-                # use (corpus.sh pins the server to half of them)
+                # use (corpus.sh pins the server to half of them); the
+                # engine's own (ABI 8) below, where recorded
                 r["cpu_share"] = 1000 * dr // (dt * min(n, SRV_CPUS))
             if p.get("udp_drops") is not None and \
                     q.get("udp_drops") is not None:
@@ -97,6 +98,8 @@ def readings(x):
                 r["drop_probe"] = 1000 * dd // (dd + ds) if dd + ds else 0
         r["drop_share"] = r["drop_engine"] if r["drop_engine"] is not None \
             else r.get("drop_probe")
+        if sat.get("seen", 0) & satrule.SEEN_CPU:
+            r["cpu_share"] = sat.get("cpu_permille")
         # the engine's poll windows (merged threads): run-queue share
         out.append(r)
     # join the nearest earlier bpftool verdict (every ~0.4 s):

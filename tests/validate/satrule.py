@@ -48,6 +48,7 @@ DROP_FULL = 50
 SVC_MIN_SAMPLES = 16
 SEEN_IDLE = 1 << 6
 SEEN_DROPS = 1 << 8
+SEEN_CPU = 1 << 9           # ABI 8: cpu_permille (a figure, no rule)
 
 UNKNOWN, OK, NEAR, FULL = 0, 1, 2, 3
 NAMES = {UNKNOWN: "UNKNOWN", OK: "OK", NEAR: "NEAR", FULL: "FULL"}

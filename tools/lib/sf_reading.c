@@ -167,6 +167,8 @@ const struct sf_fig_desc sf_figs[SF_NR_FIGS] = {
 		"Service time p99 since the target was added: the lower bound of the histogram bucket (log-linear, each at most 25% wide) where the cumulative count reaches 99%, seconds (exact: ns)." },
 	[SF_FIG_DROPS] = { "drop_share", "satfeed_receive_drop_ratio", 3,
 		"Datagrams the target's datagram (UDP) sockets dropped, mostly for a full receive buffer, per datagram that arrived (dropped plus received) over the engine's last tick interval (0 to 1; 0 for a server without datagram sockets)." },
+	[SF_FIG_CPU] = { "cpu_share", "satfeed_cpu_ratio", 3,
+		"CPU time of the target's threads that have waited in a traced call, over the engine's last tick interval times the CPUs they may use (the union of their affinity masks, at most one per thread that did not sleep through the interval): 0 to 1. Not read by any rule yet." },
 };
 
 const char *const sf_reason_names[SF_NR_REASONS] = {
@@ -262,6 +264,21 @@ static void drop_figure(struct sf_reading *r, bool stopped)
 	if (r->gone || !r->v.tick_ns)
 		return;
 	o->value = r->v.drop_permille;
+	o->age_ns = r->now > r->v.tick_ns ? r->now - r->v.tick_ns : 0;
+	o->source = stopped ? SF_FIG_STALE : SF_FIG_CLOSED;
+}
+
+/*
+ * The CPU share (ABI 8): the verdict's, as the drop share; none until a
+ * tick saw a thread at both ends of its interval.
+ */
+static void cpu_figure(struct sf_reading *r, bool stopped)
+{
+	struct sf_fig_value *o = &r->fig[SF_FIG_CPU];
+
+	if (r->gone || !r->v.tick_ns || !(r->v.seen & SATFEED_SAT_SEEN_CPU))
+		return;
+	o->value = r->v.cpu_permille;
 	o->age_ns = r->now > r->v.tick_ns ? r->now - r->v.tick_ns : 0;
 	o->source = stopped ? SF_FIG_STALE : SF_FIG_CLOSED;
 }
@@ -374,6 +391,7 @@ void sf_reading_build(struct sf_reading *r, const struct sf_target_view *tv,
 	}
 	idle_figure(r, stopped);
 	drop_figure(r, stopped);
+	cpu_figure(r, stopped);
 	f = &r->s[SATFEED_STREAM_SEND].f;
 	from_stream(&r->fig[SF_FIG_SEND_RATE], f, f->rate_milli);
 	from_stream(&r->fig[SF_FIG_SEND_CV2], f, f->cv2_permille);

@@ -125,6 +125,7 @@ enum sf_fig {
 	SF_FIG_SVC_MEAN,	/* svc: mean service time, ns */
 	SF_FIG_SVC_P99,		/* hist: service p99 since added, ns */
 	SF_FIG_DROPS,		/* verdict: datagrams dropped per arrival */
+	SF_FIG_CPU,		/* verdict: CPU used of the CPUs it may use */
 	SF_NR_FIGS,
 };
 

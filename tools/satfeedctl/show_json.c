@@ -203,13 +203,15 @@ static void json_verdict(const struct sf_reading *r)
 	       "\"base_cv2_permille\":%u,\"wps_permille\":%u,"
 	       "\"wps_avg_permille\":%u,\"svc_avg_ns\":%llu,"
 	       "\"svc_base_ns\":%llu,\"threads\":%u,\"sleepers\":%u,"
-	       "\"drops\":%llu,\"drop_permille\":%u,\"since_ns\":%llu,"
+	       "\"drops\":%llu,\"drop_permille\":%u,\"cpu_ns\":%llu,"
+	       "\"cpu_permille\":%u,\"cpus\":%u,\"since_ns\":%llu,"
 	       "\"updated_ns\":%llu,\"changes\":%llu}",
 	       v->idle_permille, v->send_cv2_permille, v->recv_cv2_permille,
 	       v->base_cv2_permille, v->wps_permille, v->wps_avg_permille,
 	       (unsigned long long)v->svc_avg_ns,
 	       (unsigned long long)v->svc_base_ns, v->threads, v->sleepers,
 	       (unsigned long long)v->drops, v->drop_permille,
+	       (unsigned long long)v->cpu_ns, v->cpu_permille, v->cpus,
 	       (unsigned long long)v->since_ns,
 	       (unsigned long long)v->updated_ns,
 	       (unsigned long long)v->changes);
