@@ -232,6 +232,18 @@ static void wps_figure(struct sf_reading *r)
 }
 
 /*
+ * A figure of the verdict's that each tick writes for its interval: as old
+ * as that tick, stale when the engine stopped.
+ */
+static void from_tick(struct sf_fig_value *o, const struct sf_reading *r,
+		      __u32 value, bool stopped)
+{
+	o->value = value;
+	o->age_ns = r->now > r->v.tick_ns ? r->now - r->v.tick_ns : 0;
+	o->source = stopped ? SF_FIG_STALE : SF_FIG_CLOSED;
+}
+
+/*
  * The idle share: the one the rules judge (ABI 5: the verdict's, written at
  * each tick of the engine's timer for the threads that woke in the tick's
  * interval), as old as that tick, stale when the engine stopped; before a
@@ -247,9 +259,7 @@ static void idle_figure(struct sf_reading *r, bool stopped)
 		from_stream(o, f, f->idle_permille);
 		return;
 	}
-	o->value = r->v.idle_permille;
-	o->age_ns = r->now > r->v.tick_ns ? r->now - r->v.tick_ns : 0;
-	o->source = stopped ? SF_FIG_STALE : SF_FIG_CLOSED;
+	from_tick(o, r, r->v.idle_permille, stopped);
 }
 
 /*
@@ -259,13 +269,9 @@ static void idle_figure(struct sf_reading *r, bool stopped)
  */
 static void drop_figure(struct sf_reading *r, bool stopped)
 {
-	struct sf_fig_value *o = &r->fig[SF_FIG_DROPS];
-
-	if (r->gone || !r->v.tick_ns)
-		return;
-	o->value = r->v.drop_permille;
-	o->age_ns = r->now > r->v.tick_ns ? r->now - r->v.tick_ns : 0;
-	o->source = stopped ? SF_FIG_STALE : SF_FIG_CLOSED;
+	if (!r->gone && r->v.tick_ns)
+		from_tick(&r->fig[SF_FIG_DROPS], r, r->v.drop_permille,
+			  stopped);
 }
 
 /*
@@ -274,13 +280,8 @@ static void drop_figure(struct sf_reading *r, bool stopped)
  */
 static void cpu_figure(struct sf_reading *r, bool stopped)
 {
-	struct sf_fig_value *o = &r->fig[SF_FIG_CPU];
-
-	if (r->gone || !r->v.tick_ns || !(r->v.seen & SATFEED_SAT_SEEN_CPU))
-		return;
-	o->value = r->v.cpu_permille;
-	o->age_ns = r->now > r->v.tick_ns ? r->now - r->v.tick_ns : 0;
-	o->source = stopped ? SF_FIG_STALE : SF_FIG_CLOSED;
+	if (!r->gone && r->v.tick_ns && (r->v.seen & SATFEED_SAT_SEEN_CPU))
+		from_tick(&r->fig[SF_FIG_CPU], r, r->v.cpu_permille, stopped);
 }
 
 /*
