@@ -147,8 +147,10 @@ ASSERT_MATCH "remove: all three" "removed 3 targets" "$OUT"
 # a process whose child does the I/O
 sf_bg bash -c 'sleep 300 9>&- & wait'
 PARENT=$BG_PID
+CHILD=
 for _ in $(seq 1 50); do
-	[ -n "$(cat /proc/"$PARENT"/task/*/children 2>/dev/null)" ] && break
+	CHILD=$(cat /proc/"$PARENT"/task/*/children 2>/dev/null)
+	[ -n "$CHILD" ] && break
 	sleep 0.05
 done
 ASSERT_OK "add a process with a child" "$CTL" add --pid "$PARENT"
@@ -158,6 +160,11 @@ ASSERT_OK "show of a quiet parent" "$CTL" show --pid "$PARENT"
 ASSERT_MATCH "show: the quiet parent's children are pointed at" \
 	"^satfeedctl: note: pid $PARENT has made no traced call yet, but has 1 child process: .*--cgroup" "$ERR"
 ASSERT_OK "remove the parent" "$CTL" remove --pid "$PARENT"
+# the child first: killed after its parent it would live on (reparented)
+# with this script's stdout, and tests/run.sh would wait out its sleep
+# for the end of the suite's output
+# shellcheck disable=SC2086
+[ -n "$CHILD" ] && sf_kill $CHILD
 sf_kill "$PARENT"
 
 ######################################################################

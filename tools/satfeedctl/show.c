@@ -118,7 +118,8 @@ static void summary_row(const struct view *vw, const struct sf_target_view *tv)
 	char wps[16], state[16];
 	struct sf_reading rd, *r = &rd;
 
-	view_reading(vw, tv, r);
+	sf_reading_build(r, tv, vw->p->info.window_samples,
+			 vw->p->info.max_age_ns, vw->now);
 	/* a verdict that judges a past load says so: '!' */
 	snprintf(state, sizeof(state), "%s%s", sf_reading_state_name(r),
 		 r->verdict_stale ? "!" : "");
@@ -147,7 +148,8 @@ static void raw_rows(const struct view *vw, const struct sf_target_view *tv)
 	struct sf_reading rd, *r = &rd;
 	char label[160];
 
-	view_reading(vw, tv, r);
+	sf_reading_build(r, tv, vw->p->info.window_samples,
+			 vw->p->info.max_age_ns, vw->now);
 	target_label(label, sizeof(label), &tv->t, true);
 	for (__u32 s = 0; s < SF_VIEW_STREAMS; s++) {
 		const struct sf_reading_stream *st = sf_reading_stream(r, s);

@@ -278,7 +278,8 @@ int json_view(const struct view *vw, const struct sf_selector *sel,
 			continue;
 		printf("%s", first ? "" : ",");
 		first = false;
-		view_reading(vw, tv, &r);
+		sf_reading_build(&r, tv, vw->p->info.window_samples,
+				 vw->p->info.max_age_ns, vw->now);
 		json_target_head(vw->p, slot, &tv->t);
 		json_verdict(&r);
 		json_reading(&r);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * One view of the targets, as show, show --json and watch take it: one
- * time and the skips, which targets a selection names, each target's one
- * reading (sf_reading.h, which the exporter prints too), and the labels
- * and numbers the text views share.
+ * time and the skips, which targets a selection names, and the labels and
+ * numbers the text views share.  Each view builds a target's one reading
+ * with sf_reading_build() (sf_reading.h, which the exporter calls too).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -61,13 +61,6 @@ __u64 now_real_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-void view_reading(const struct view *vw, const struct sf_target_view *tv,
-		  struct sf_reading *r)
-{
-	sf_reading_build(r, tv, vw->p->info.window_samples,
-			 vw->p->info.max_age_ns, vw->now);
 }
 
 /* ---- text ---- */

@@ -30,9 +30,6 @@ void view_end(struct view *vw);
 bool selected(const struct satfeed_target *t, const struct sf_selector *sel,
 	      int nsel);
 __u64 now_real_ns(void);
-/* the one reading of tv (sf_reading.h) as of the view's time */
-void view_reading(const struct view *vw, const struct sf_target_view *tv,
-		  struct sf_reading *r);
 
 /* ---- text ---- */
 

@@ -202,7 +202,8 @@ static int watch_view(struct view *vw, struct sf_skip_log *logs)
 	watch_header(marked);
 	for (__u32 slot = 0; (err = sf_target_view_next(p, vw->tab, &slot, tv)) > 0;
 	     slot++) {
-		view_reading(vw, tv, &r);
+		sf_reading_build(&r, tv, vw->p->info.window_samples,
+				 vw->p->info.max_age_ns, vw->now);
 		watch_target_line(&r);
 		watch_rows(tv, &r, logs, marked);
 		n++;
