@@ -3,10 +3,12 @@
   fetch URL [METHOD] [ACCEPT]
       one request; prints the status, the Content-Type, a blank line and
       the body
-  windows PROM TARGET SHOW_JSON SECONDS
+  windows PROM TARGET SHOW_JSONL SECONDS
       the samples Prometheus scraped over the last SECONDS for TARGET
-      (a pid), scrape by scrape: every scrape whose window sequence is
-      still in `satfeedctl show --json`'s history must carry exactly that
+      (a pid), scrape by scrape: every scrape whose window sequence is in
+      the history of one of the `satfeedctl show --json` documents in
+      SHOW_JSONL (one a line, read while the windows closed: a stream
+      keeps only SATFEED_HISTORY of them) must carry exactly that
       window's mean, variance and rate
   counters PROM TARGET SHOW_JSON
       the latest scraped counters and gauges of TARGET equal show --json's
@@ -116,8 +118,27 @@ def show_target(path, target):
     raise SystemExit("target %s not in %s" % (target, path))
 
 
+def show_windows(path, target):
+    """{stream: {seq: window}} of every show --json document in path
+    (one a line) that has target."""
+    out = {s: {} for s in STREAMS}
+    with open(path) as f:
+        docs = [json.loads(line) for line in f if line.strip()]
+    found = False
+    for show in docs:
+        for t in show["targets"]:
+            if str(t.get("pid")) != target:
+                continue
+            found = True
+            for s in STREAMS:
+                out[s].update({w["seq"]: w for w in t[s]["windows"]})
+    if not found:
+        raise SystemExit("target %s not in %s" % (target, path))
+    return out
+
+
 def windows(prom, target, show_path, seconds):
-    t = show_target(show_path, target)
+    hists = show_windows(show_path, target)
     sel = '{target="%s"}[%ss]' % (target, seconds)
     seqs = by_stream(query(prom, "satfeed_windows_total" + sel))
     means = by_stream(query(prom, "satfeed_window_mean_seconds" + sel))
@@ -127,7 +148,7 @@ def windows(prom, target, show_path, seconds):
     rates = by_stream(query(prom, "satfeed_window_rate_per_second" + sel))
     fails = 0
     for s in STREAMS:
-        hist = {w["seq"]: w for w in t[s]["windows"]}
+        hist = hists[s]
         checked, distinct = 0, set()
         for ts, v in sorted(seqs.get(s, {}).items()):
             seq = int(float(v))

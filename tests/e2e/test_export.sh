@@ -259,9 +259,18 @@ CPU0=$(proc_cpu "$EXP")
 T0=$(date +%s.%N)
 
 sf_log "sfload 2000 req/s for 10 s while Prometheus scrapes"
+# show --json every 0.5 s meanwhile: a stream keeps its last 4 windows
+# only, and the scrapes' windows are compared with the ones shown
+SHOWS=$SF_TMP/show-windows.jsonl
+: >"$SHOWS"
+( while :; do "$CTL" show --json --pid "$SRV" >>"$SHOWS"; sleep 0.5; done ) \
+	>/dev/null 2>&1 &
+SHOWP=$!
 ASSERT_OK "sfload 2000 req/s for 10 s" "$SFLOAD" --rate 2000 --duration 10 --json --no-progress "127.0.0.1:$SPORT"
+kill "$SHOWP"
+wait "$SHOWP" 2>/dev/null
 ASSERT_OK "show --json right after the load" "$CTL" show --json --pid "$SRV"
-echo "$OUT" >"$SF_TMP/show-windows.json"
+echo "$OUT" >>"$SHOWS"
 CPU1=$(proc_cpu "$EXP")
 T1=$(date +%s.%N)
 RSS=$(proc_kb "$EXP" VmRSS)
@@ -276,7 +285,7 @@ ASSERT_EQ "prometheus: the odd comm stored as the terminal shows it" 'q"b\\c\x0a
 	"$(chk label "$PROM" "satfeed_target_info{target=\"$ODD\"}" comm)"
 ASSERT_EQ "prometheus: 64 targets stored" 64 \
 	"$(chk query "$PROM" 'satfeed_targets' | awk '{ print $NF }')"
-sf_run chk windows "$PROM" "$SRV" "$SF_TMP/show-windows.json" 20
+sf_run chk windows "$PROM" "$SRV" "$SHOWS" 20
 if [ "$RC" = 0 ]; then
 	sf_pass "scraped windows equal show --json at the same sequence: $(tr '\n' ' ' <<<"$OUT")"
 else

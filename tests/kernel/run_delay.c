@@ -12,7 +12,7 @@
 #include "test_kernel.h"
 #include <sys/resource.h>
 
-#define WAITS	64	/* 1 ms waits: four windows of 16 */
+#define WAITS	32	/* 1 ms waits: two windows of 16 */
 #define SHIFT	4
 
 static volatile int hog_stop;
@@ -45,8 +45,13 @@ static __u64 run_delay_now(void)
 	return delay;
 }
 
-/* The run-queue time of every closed poll window of slot, and checks. */
-static __u64 closed_runq(const struct sf_pins *p, int slot, __u64 *waits)
+/*
+ * The run-queue time of slot's poll windows closed since seq *next, and
+ * checks; *next becomes the next one.  Every one of them must still be in
+ * the stream's history (SATFEED_HISTORY windows).
+ */
+static __u64 closed_runq(const struct sf_pins *p, int slot, __u64 *next,
+			 __u64 *waits)
 {
 	struct satfeed_stream st;
 	__u64 runq = 0;
@@ -55,7 +60,12 @@ static __u64 closed_runq(const struct sf_pins *p, int slot, __u64 *waits)
 	if (!ASSERT_OK(sf_stream_read(p, slot, SATFEED_STREAM_POLL, &st),
 		       "read poll stream"))
 		return 0;
-	for (__u64 seq = 1; seq <= st.published; seq++) {
+	if (!ASSERT_TRUE(st.published < *next + SATFEED_HISTORY,
+			 "windows %llu..%llu all in the history of %u",
+			 (unsigned long long)*next,
+			 (unsigned long long)st.published, SATFEED_HISTORY))
+		return 0;
+	for (__u64 seq = *next; seq <= st.published; seq++) {
 		const struct satfeed_window *w;
 		__u64 span;
 
@@ -80,6 +90,7 @@ static __u64 closed_runq(const struct sf_pins *p, int slot, __u64 *waits)
 			    "idle share %u above wait share %u",
 			    w->idle_permille, w->wait_permille);
 	}
+	*next = st.published + 1;
 	return runq;
 }
 
@@ -93,7 +104,7 @@ void test_run_delay(void)
 {
 	struct satfeed_bpf *skel;
 	cpu_set_t cpu, old;
-	__u64 before, grew, runq, waits, runq2, waits2;
+	__u64 before, grew, runq, waits, runq2, waits2, next = 1;
 	struct sf_pins p;
 	pthread_t t;
 	int slot = -1;
@@ -117,7 +128,7 @@ void test_run_delay(void)
 	hog_stop = 1;
 	pthread_join(t, NULL);
 
-	runq = closed_runq(&p, slot, &waits);
+	runq = closed_runq(&p, slot, &next, &waits);
 	printf("run_delay: with a CPU hog: %llu ns of run-queue time in %llu ns of waits, run delay grew %llu ns\n",
 	       (unsigned long long)runq, (unsigned long long)waits,
 	       (unsigned long long)grew);
@@ -129,8 +140,7 @@ void test_run_delay(void)
 
 	/* alone on the CPU: little run-queue time */
 	wait_loop();
-	runq2 = closed_runq(&p, slot, &waits2) - runq;
-	waits2 -= waits;
+	runq2 = closed_runq(&p, slot, &next, &waits2);
 	printf("run_delay: alone: %llu ns of run-queue time in %llu ns of waits\n",
 	       (unsigned long long)runq2, (unsigned long long)waits2);
 	ASSERT_TRUE(waits2 > 0, "no poll window closed");

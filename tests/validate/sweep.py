@@ -4,7 +4,7 @@ Python 3 standard library only.  Drives one already-running, already-watched
 server with sfload: measures its capacity, then sweeps offered rates from
 ~10% to ~120% of it; per level reads satfeed's closed windows (satfeedctl
 show --json, polled every 0.2 s during the level, so a stream loses no
-window to the 8-window history below 40 windows a second, 82k events/s at
+window to the 4-window history below 20 windows a second, 41k events/s at
 2048 samples; past that the level's figures come from the windows seen) and
 writes build/validate/<server>.csv (report.py reads it).
 

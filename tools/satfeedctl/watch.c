@@ -2,7 +2,7 @@
 /*
  * watch: a view every --interval, each under the root lock for one
  * snapshot, following the engine across reloads: per target its state and
- * why, per stream its figure and the trend of its last 8 windows.
+ * why, per stream its figure and the trend of the windows it keeps.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -51,23 +51,27 @@ static void why_words(__u32 why, char *buf, size_t len)
 }
 
 /*
- * The trend of a stream's last 8 windows as a bar each (lowest '.', so
+ * The trend of a stream's last SATFEED_HISTORY windows (the ones it keeps)
+ * as a bar each (lowest '.', so
  * every window is drawn), the scale they span, and in marks[] what the
  * kernel skipped while each was open (see sf_skip_log_window).
  */
 static void trend(const struct satfeed_stream *st, __u32 s,
-		  const struct sf_skip_log *log, char bars[9], char marks[9],
+		  const struct sf_skip_log *log,
+		  char bars[SATFEED_HISTORY + 1],
+		  char marks[SATFEED_HISTORY + 1],
 		  char *scale, size_t slen)
 {
 	static const char spark[] = ".:-=+*#%@";
 	static const char mark[] = { [SF_SKIPS_NONE] = '-',
 				     [SF_SKIPS_NEAR] = '!',
 				     [SF_SKIPS_UNKNOWN] = '?' };
-	__u64 v[8], hi = 0, lo = ~0ULL;
+	__u64 v[SATFEED_HISTORY], hi = 0, lo = ~0ULL;
 	char a[16], b[16];
 	int n = 0;
 
-	for (__u64 q = st->published > 8 ? st->published - 7 : 1;
+	for (__u64 q = st->published > SATFEED_HISTORY ?
+			       st->published - SATFEED_HISTORY + 1 : 1;
 	     q && q <= st->published; q++) {
 		const struct satfeed_window *h = satfeed_window_by_seq(st, q);
 
@@ -135,7 +139,8 @@ static void watch_rows(const struct sf_target_view *tv,
 {
 	for (__u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
 		const struct sf_figures *f = &r->s[s].f;
-		char win[16], fig[32], sd[24], rate[24], bars[9], marks[9];
+		char win[16], fig[32], sd[24], rate[24];
+		char bars[SATFEED_HISTORY + 1], marks[SATFEED_HISTORY + 1];
 		char scale[40], num[24];
 
 		trend(&tv->st[s], s, &logs[s], bars, marks, scale,
