@@ -45,6 +45,11 @@
  *            floor(1000 * drops / (drops + receives))
  *            (satfeed_verdict.drop_permille).  A UDP server past its
  *            capacity does not queue: its socket's buffer overflows.
+ *   cpu      at each tick: the CPU time of the target's threads over the
+ *            interval times the CPUs they may use, floor(1000 * c /
+ *            (interval * cpus)) (satfeed_verdict.cpu_permille, ABI 8).
+ *            Near 1000: the CPUs are full, so work queues, whatever
+ *            idle share each of more threads than CPUs reads.
  *
  *   UNKNOWN  until a tick measured the idle share, a service window moved
  *            the average, or (wps rules on) a send window closed with waits;
@@ -53,10 +58,12 @@
  *            or svc > svc_full                         (WHY_SVC_FULL)
  *            or wps_avg < wps_full                     (WHY_WPS_FULL)
  *            or drops >= drop_full                     (WHY_DROP_FULL)
+ *            or cpu >= cpu_full                        (WHY_CPU_FULL)
  *   NEAR     idle < idle_near                          (WHY_IDLE_NEAR)
  *            or svc > svc_near                         (WHY_SVC_NEAR)
  *            or wps_avg < wps_near                     (WHY_WPS_NEAR)
  *            or drops >= drop_near                     (WHY_DROP_NEAR)
+ *            or cpu >= cpu_near (off by default)       (WHY_CPU_NEAR)
  *            or cv2 > base + base * cv2_rise / 1000    (WHY_CV2_RISE)
  *   OK       otherwise
  *
@@ -108,6 +115,12 @@ satfeed_sat_rules_effective(const struct satfeed_sat_rules *r,
 	out->drop_full_permille =
 		satfeed_sat_rule(r->drop_full_permille,
 				 SATFEED_SAT_DROP_FULL_DEFAULT);
+	out->cpu_near_permille =
+		satfeed_sat_rule(r->cpu_near_permille,
+				 SATFEED_SAT_CPU_NEAR_DEFAULT);
+	out->cpu_full_permille =
+		satfeed_sat_rule(r->cpu_full_permille,
+				 SATFEED_SAT_CPU_FULL_DEFAULT);
 }
 
 /* Does rule value `limit` (on) hold for figure v: v at least it? */
@@ -167,7 +180,7 @@ satfeed_sat_state_of(const struct satfeed_verdict *v,
 	      (eff->wps_near_permille != SATFEED_SAT_RULE_OFF ||
 	       eff->wps_full_permille != SATFEED_SAT_RULE_OFF);
 	if (!wps && !(v->seen & (SATFEED_SAT_SEEN_IDLE | SATFEED_SAT_SEEN_SVC |
-				 SATFEED_SAT_SEEN_DROPS))) {
+				 SATFEED_SAT_SEEN_DROPS | SATFEED_SAT_SEEN_CPU))) {
 		/* with every rule off nothing is missing: ok once a window
 		 * closed */
 		if (eff->idle_near_permille == SATFEED_SAT_RULE_OFF &&
@@ -178,6 +191,8 @@ satfeed_sat_state_of(const struct satfeed_verdict *v,
 		    eff->wps_full_permille == SATFEED_SAT_RULE_OFF &&
 		    eff->drop_near_permille == SATFEED_SAT_RULE_OFF &&
 		    eff->drop_full_permille == SATFEED_SAT_RULE_OFF &&
+		    eff->cpu_near_permille == SATFEED_SAT_RULE_OFF &&
+		    eff->cpu_full_permille == SATFEED_SAT_RULE_OFF &&
 		    rise == SATFEED_SAT_RULE_OFF &&
 		    (v->seen & (SATFEED_SAT_SEEN_SEND | SATFEED_SAT_SEEN_RECV |
 				SATFEED_SAT_SEEN_POLL)))
@@ -215,6 +230,14 @@ satfeed_sat_state_of(const struct satfeed_verdict *v,
 					 eff->drop_near_permille))
 			SATFEED_SAT_WHY_SET(why, SATFEED_SAT_WHY_DROP_NEAR);
 	}
+	if (v->seen & SATFEED_SAT_SEEN_CPU) {
+		if (satfeed_sat_at_least(v->cpu_permille,
+					 eff->cpu_full_permille))
+			SATFEED_SAT_WHY_SET(why, SATFEED_SAT_WHY_CPU_FULL);
+		if (satfeed_sat_at_least(v->cpu_permille,
+					 eff->cpu_near_permille))
+			SATFEED_SAT_WHY_SET(why, SATFEED_SAT_WHY_CPU_NEAR);
+	}
 	if (rise != SATFEED_SAT_RULE_OFF &&
 	    (v->seen & SATFEED_SAT_SEEN_BASE) &&
 	    (v->seen & SATFEED_SAT_SEEN_RECV)) {
@@ -225,7 +248,8 @@ satfeed_sat_state_of(const struct satfeed_verdict *v,
 	}
 	w = *(volatile __u32 *)why;
 	if (w & (SATFEED_SAT_WHY_WPS_FULL | SATFEED_SAT_WHY_IDLE_FULL |
-		 SATFEED_SAT_WHY_SVC_FULL | SATFEED_SAT_WHY_DROP_FULL))
+		 SATFEED_SAT_WHY_SVC_FULL | SATFEED_SAT_WHY_DROP_FULL |
+		 SATFEED_SAT_WHY_CPU_FULL))
 		return SATFEED_SAT_FULL;
 	if (w)
 		return SATFEED_SAT_NEAR;
@@ -348,8 +372,9 @@ static __always_inline __u32 satfeed_sat_cpu_permille(__u64 c, __u64 interval,
 
 /*
  * A tick's CPU (ABI 8): c ns of CPU time of the threads seen at both ends
- * of an interval of interval ns, who may use cpus CPUs.  A figure no rule
- * reads: it changes no state.  Kept apart from satfeed_sat_tick() (its
+ * of an interval of interval ns, who may use cpus CPUs.  The rules read it
+ * (ABI 9: cpu_near, cpu_full) when satfeed_sat_tick() evaluates them right
+ * after, under the same lock.  Kept apart from satfeed_sat_tick() (its
  * argument stays small: the engine's tick is at the BPF stack's limit).
  */
 static __always_inline void satfeed_sat_cpu(struct satfeed_verdict *v,

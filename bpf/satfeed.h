@@ -76,8 +76,9 @@
  * take 200 KB, not 353, and the engine's maps 0.47 MiB at 64 targets, not
  * 0.62).  A consumer that reads every window must read a stream at least
  * once per 4 windows (at 2048 samples, 80 ms at 100k events/s), or take
- * them from the push hook.  No other layout changed.  docs/contract.md,
- * "ABI 9".
+ * them from the push hook.  Two rules read the CPU share (cpu_near, off by
+ * default, and cpu_full, 970: satfeed_sat_rules is 44 bytes), with their
+ * reasons (SATFEED_SAT_WHY_CPU_NEAR, _FULL).  docs/contract.md, "ABI 9".
  */
 #define SATFEED_ABI_VERSION	9
 
@@ -445,8 +446,12 @@ enum satfeed_target_state {
  * server between its receive and its answer: a thread per connection
  * behind a lock or a CPU); a UDP server, which does not queue inside but
  * overflows its socket's buffer, shows it in the share of its datagrams
- * dropped (ABI 7).  Waits per send measures the event loop's shape as much
- * as its load, and the dispersion peaks at mid load: off unless set.
+ * dropped (ABI 7).  A target whose threads use (nearly) all of the CPUs
+ * they may use is saturated, however idle each thread reads (ABI 9: more
+ * busy threads than CPUs).  Waits per send measures the event loop's shape
+ * as much as its load, and the dispersion peaks at mid load: off unless
+ * set; so is a near rule on the CPU share, which three corpus runs did not
+ * support (docs/validation.md, "Session 14").
  */
 #define SATFEED_SAT_RULE_OFF		0xffffffffU
 #define SATFEED_SAT_WPS_NEAR_DEFAULT	SATFEED_SAT_RULE_OFF
@@ -458,6 +463,8 @@ enum satfeed_target_state {
 #define SATFEED_SAT_SVC_FULL_DEFAULT	6000
 #define SATFEED_SAT_DROP_NEAR_DEFAULT	10
 #define SATFEED_SAT_DROP_FULL_DEFAULT	50
+#define SATFEED_SAT_CPU_NEAR_DEFAULT	SATFEED_SAT_RULE_OFF	/* ABI 9 */
+#define SATFEED_SAT_CPU_FULL_DEFAULT	970			/* ABI 9 */
 struct satfeed_sat_rules {
 	__u32 idle_near_permille; /* near below this idle share, permille */
 	__u32 idle_full_permille; /* saturated below this idle share, permille */
@@ -476,6 +483,9 @@ struct satfeed_sat_rules {
 				   * target's datagram sockets over a tick
 				   * were dropped (drop_permille) */
 	__u32 drop_full_permille; /* (ABI 7) saturated at this many */
+	__u32 cpu_near_permille; /* (ABI 9) near when the CPU share of a tick
+				  * (cpu_permille) is at least this */
+	__u32 cpu_full_permille; /* (ABI 9) saturated at this much */
 };
 
 enum satfeed_sat_state {
@@ -561,6 +571,10 @@ struct satfeed_rules_slot {
 						   * drop_near (ABI 7) */
 #define SATFEED_SAT_WHY_DROP_FULL	(1U << 9) /* drop_permille >=
 						   * drop_full (ABI 7) */
+#define SATFEED_SAT_WHY_CPU_NEAR	(1U << 10) /* cpu_permille >=
+						    * cpu_near (ABI 9) */
+#define SATFEED_SAT_WHY_CPU_FULL	(1U << 11) /* cpu_permille >=
+						    * cpu_full (ABI 9) */
 /* Bits of satfeed_verdict.seen: which figures are set. */
 #define SATFEED_SAT_SEEN_SEND	(1U << SATFEED_STREAM_SEND)
 #define SATFEED_SAT_SEEN_RECV	(1U << SATFEED_STREAM_RECV)

@@ -88,6 +88,8 @@ static __always_inline void sf_rules_get(__u32 slot, __u32 gen,
 	rules->svc_full_permille = READ_ONCE(r->rules.svc_full_permille);
 	rules->drop_near_permille = READ_ONCE(r->rules.drop_near_permille);
 	rules->drop_full_permille = READ_ONCE(r->rules.drop_full_permille);
+	rules->cpu_near_permille = READ_ONCE(r->rules.cpu_near_permille);
+	rules->cpu_full_permille = READ_ONCE(r->rules.cpu_full_permille);
 }
 
 /*

@@ -283,7 +283,8 @@ FIGURES = {
 # drop_figure(), cpu_figure())
 TICK_STAMPED = ("idle", "drop_share", "cpu_share")
 REASONS = ("wps_full", "wps_near", "idle_full", "idle_near", "cv2_rise",
-           "svc_full", "svc_near", "drop_full", "drop_near", "quiet")
+           "svc_full", "svc_near", "drop_full", "drop_near", "cpu_full",
+           "cpu_near", "quiet")
 LEVELS = {"unknown": 0, "ok": 1, "near": 2, "full": 3}
 
 

@@ -416,18 +416,25 @@ static void test_drops(void)
 }
 
 /* A tick with c ns of CPU over interval ns on cpus CPUs, as the engine
- * takes it: the CPU, then the rules. */
-static void cpu_tick(__u64 c, __u64 interval, __u32 cpus)
+ * takes it: the CPU, then the rules r (NULL: the defaults). */
+static __u32 cpu_tick_rules(const struct satfeed_sat_rules *r, __u64 c,
+			    __u64 interval, __u32 cpus)
 {
 	struct satfeed_sat_tick t = { .idle_permille = 1000, .idle_known = 1 };
 
 	now += 1000;
 	t.now = now;
 	satfeed_sat_cpu(&v, c, interval, cpus);
-	satfeed_sat_tick(&v, &(const struct satfeed_sat_rules){}, &t);
+	satfeed_sat_tick(&v, r ?: &(const struct satfeed_sat_rules){}, &t);
+	return v.state;
 }
 
-/* The CPU share (ABI 8): a figure, no rule; exact against 128 bits. */
+static void cpu_tick(__u64 c, __u64 interval, __u32 cpus)
+{
+	cpu_tick_rules(NULL, c, interval, cpus);
+}
+
+/* The CPU share (ABI 8) exact against 128 bits, and its rules (ABI 9). */
 static void test_cpu(void)
 {
 	static const __u64 adv[] = {
@@ -446,13 +453,63 @@ static void test_cpu(void)
 		  "a thread seen over an interval: known");
 	ASSERT_EQ(v.cpu_permille, 500, "half a CPU: 500");
 	ASSERT_EQ(v.cpus, 1, "cpus as the tick gave");
-	ASSERT_EQ(v.state, SATFEED_SAT_OK, "no rule reads it: ok");
+	ASSERT_EQ(v.state, SATFEED_SAT_OK, "half a CPU, idle 1000: ok");
 	cpu_tick(750000000, 500000000, 2);
 	ASSERT_EQ(v.cpu_permille, 750, "1.5 of 2 CPUs: 750");
 	ASSERT_EQ(v.cpu_ns, 1000000000, "cpu_ns adds every tick's");
 	cpu_tick(600000000, 500000000, 1);
 	ASSERT_EQ(v.cpu_permille, 1000, "more than the CPUs (skew): 1000");
-	ASSERT_EQ(v.state, SATFEED_SAT_OK, "a full CPU alone: still ok");
+	ASSERT_EQ(v.state, SATFEED_SAT_FULL,
+		  "a full CPU, idle 1000 per thread: full (ABI 9)");
+	ASSERT_EQ(v.why, SATFEED_SAT_WHY_CPU_FULL, "why: cpu full alone");
+	{
+		const struct satfeed_sat_rules zero = {}, near = {
+			.cpu_near_permille = 930 }, off = {
+			.cpu_near_permille = SATFEED_SAT_RULE_OFF,
+			.cpu_full_permille = SATFEED_SAT_RULE_OFF };
+		struct satfeed_sat_rules eff;
+
+		satfeed_sat_rules_effective(&zero, &eff);
+		ASSERT_EQ(eff.cpu_near_permille, SATFEED_SAT_RULE_OFF,
+			  "default cpu near: off");
+		ASSERT_EQ(eff.cpu_full_permille, 970, "default cpu full: 970");
+		fresh();
+		ASSERT_EQ(cpu_tick_rules(NULL, 969, 1000, 1), SATFEED_SAT_OK,
+			  "969 permille: ok");
+		ASSERT_EQ(cpu_tick_rules(NULL, 970, 1000, 1), SATFEED_SAT_FULL,
+			  "970 permille: full");
+		ASSERT_EQ(cpu_tick_rules(NULL, 1940, 1000, 2),
+			  SATFEED_SAT_FULL, "1.94 of 2 CPUs: full");
+		ASSERT_EQ(cpu_tick_rules(NULL, 1938, 1000, 2), SATFEED_SAT_OK,
+			  "1.938 of 2 CPUs (969): ok");
+		ASSERT_EQ(cpu_tick_rules(&near, 929, 1000, 1), SATFEED_SAT_OK,
+			  "near 930 set: 929 ok");
+		ASSERT_EQ(cpu_tick_rules(&near, 930, 1000, 1),
+			  SATFEED_SAT_NEAR, "near 930 set: 930 near");
+		ASSERT_EQ(v.why, SATFEED_SAT_WHY_CPU_NEAR, "why: cpu near");
+		ASSERT_EQ(cpu_tick_rules(&near, 990, 1000, 1),
+			  SATFEED_SAT_FULL, "near 930 set: 990 full");
+		ASSERT_EQ(v.why,
+			  SATFEED_SAT_WHY_CPU_NEAR | SATFEED_SAT_WHY_CPU_FULL,
+			  "why: both cpu rules");
+		ASSERT_EQ(cpu_tick_rules(&off, 1000, 1000, 1), SATFEED_SAT_OK,
+			  "cpu rules off: ok at 1000");
+		/* known only with the figure: no tick saw a thread */
+		fresh();
+		{
+			struct satfeed_sat_tick t = { .now = ++now };
+
+			satfeed_sat_cpu(&v, 0, 0, 0);
+			satfeed_sat_tick(&v, &zero, &t);
+			ASSERT_EQ(v.state, SATFEED_SAT_UNKNOWN,
+				  "no figure known: unknown");
+			satfeed_sat_cpu(&v, 990, 1000, 1);
+			t.now = ++now;
+			satfeed_sat_tick(&v, &zero, &t);
+			ASSERT_EQ(v.state, SATFEED_SAT_FULL,
+				  "the CPU share alone is enough to judge");
+		}
+	}
 
 	for (size_t i = 0; i < sizeof(adv) / sizeof(adv[0]); i++)
 		for (size_t j = 1; j < sizeof(adv) / sizeof(adv[0]); j++)
@@ -490,6 +547,8 @@ static void test_rules_off(void)
 		.svc_full_permille = SATFEED_SAT_RULE_OFF,
 		.drop_near_permille = SATFEED_SAT_RULE_OFF,
 		.drop_full_permille = SATFEED_SAT_RULE_OFF,
+		.cpu_near_permille = SATFEED_SAT_RULE_OFF,
+		.cpu_full_permille = SATFEED_SAT_RULE_OFF,
 	};
 
 	fresh();

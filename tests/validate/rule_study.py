@@ -146,9 +146,9 @@ LIM_ABI5 = (250, 100, 4000, 6000)
 
 
 def rule_current(r, lim=LIM_ABI7):
-    """The engine's defaults (satrule.state_of), quiet -> ok: ABI 7's,
-    with the engine's drop share where the recording has it (older
-    recordings have none)."""
+    """The engine's defaults before ABI 9 (satrule.state_of without the
+    CPU share), quiet -> ok: ABI 7's, with the engine's drop share where
+    the recording has it (older recordings have none)."""
     if r["quiet"]:
         return OK if r["seen_any"] else UNKNOWN
     return satrule.state_of(r["idle"], r["svc"], *lim,
@@ -163,6 +163,10 @@ def make_rules():
     R = {}
     R["A current (ABI 7): near idle<150|svc>4x|drops>=1%, "
       "full idle<50|svc>6x|drops>=5%"] = rule_current
+    R["A9 (ABI 9): A + full at CPU share >= 970"] = \
+        lambda r: rule_current(r) if r["quiet"] else satrule.state_of(
+            r["idle"], r["svc"], *LIM_ABI7, drops=r["drop_engine"],
+            cpu=r.get("cpu_share"))
     R["A6 ABI 5/6 idle (near 250, full 100) + drops"] = \
         lambda r: rule_current(r, LIM_ABI5)
     R["B near idle<150|svc>4x, full idle<50|svc>6x"] = \

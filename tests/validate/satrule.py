@@ -1,4 +1,4 @@
-"""satrule.py - the engine's saturation rule (bpf/sat_rules.h, ABI 7),
+"""satrule.py - the engine's saturation rule (bpf/sat_rules.h, ABI 9),
 recomputed in Python from what satfeedctl shows, so that the sweeps
 (tests/validate/sweep.py, corpus.sh) can check the engine's verdict against
 an independent implementation, and both against the knee.
@@ -17,9 +17,15 @@ server's event-loop shape.
   drops    the share of the datagrams that reached the target's datagram
            sockets in the engine's last tick that were dropped
            (saturation.drop_permille, once seen has SEEN_DROPS)
-  UNKNOWN  until an idle share, a service mean or a drop share is known
-  FULL     idle < IDLE_FULL or svc > SVC_FULL or drops >= DROP_FULL
-  NEAR     idle < IDLE_NEAR or svc > SVC_NEAR or drops >= DROP_NEAR
+  cpu      the share of the CPUs they may use that the target's threads
+           used in the engine's last tick (saturation.cpu_permille, once
+           seen has SEEN_CPU; ABI 9 judges by it)
+  UNKNOWN  until an idle share, a service mean, a drop share or a CPU
+           share is known
+  FULL     idle < IDLE_FULL or svc > SVC_FULL or drops >= DROP_FULL or
+           cpu >= CPU_FULL
+  NEAR     idle < IDLE_NEAR or svc > SVC_NEAR or drops >= DROP_NEAR (or
+           cpu >= CPU_NEAR, off by default)
   OK       otherwise; and OK while the engine says quiet, once a send or
            receive window closed (the average restarts at the base)
 
@@ -45,10 +51,12 @@ SVC_NEAR = 4000
 SVC_FULL = 6000
 DROP_NEAR = 10
 DROP_FULL = 50
+CPU_NEAR = None         # off (ABI 9): three corpus runs did not support it
+CPU_FULL = 970          # ABI 9
 SVC_MIN_SAMPLES = 16
 SEEN_IDLE = 1 << 6
 SEEN_DROPS = 1 << 8
-SEEN_CPU = 1 << 9           # ABI 8: cpu_permille (a figure, no rule)
+SEEN_CPU = 1 << 9           # ABI 8: cpu_permille (ABI 9: a rule reads it)
 
 UNKNOWN, OK, NEAR, FULL = 0, 1, 2, 3
 NAMES = {UNKNOWN: "UNKNOWN", OK: "OK", NEAR: "NEAR", FULL: "FULL"}
@@ -81,23 +89,28 @@ def cv2_permille(w):
 
 def state_of(idle, svc_permille, idle_near=IDLE_NEAR, idle_full=IDLE_FULL,
              svc_near=SVC_NEAR, svc_full=SVC_FULL, drops=None,
-             drop_near=DROP_NEAR, drop_full=DROP_FULL):
+             drop_near=DROP_NEAR, drop_full=DROP_FULL, cpu=None,
+             cpu_near=CPU_NEAR, cpu_full=CPU_FULL):
     """The state for an idle share (None: unknown), a service time in
-    permille of its base (None: unknown) and a drop share in permille
-    (None: unknown).  A limit of None is a rule that is off."""
+    permille of its base (None: unknown), a drop share in permille (None:
+    unknown) and a CPU share in permille (None: unknown).  A limit of
+    None is a rule that is off."""
     def held(v, lim, above):
         if v is None or lim is None:
             return False
         return v >= lim if above else v < lim
-    if idle is None and svc_permille is None and drops is None:
+    if idle is None and svc_permille is None and drops is None and \
+            cpu is None:
         return UNKNOWN
     if held(idle, idle_full, False) or \
             (svc_permille is not None and svc_full is not None and
-             svc_permille > svc_full) or held(drops, drop_full, True):
+             svc_permille > svc_full) or held(drops, drop_full, True) or \
+            held(cpu, cpu_full, True):
         return FULL
     if held(idle, idle_near, False) or \
             (svc_permille is not None and svc_near is not None and
-             svc_permille > svc_near) or held(drops, drop_near, True):
+             svc_permille > svc_near) or held(drops, drop_near, True) or \
+            held(cpu, cpu_near, True):
         return NEAR
     return OK
 
@@ -109,10 +122,12 @@ class Rule:
 
     def __init__(self, idle_near=IDLE_NEAR, idle_full=IDLE_FULL,
                  svc_near=SVC_NEAR, svc_full=SVC_FULL, drop_near=DROP_NEAR,
-                 drop_full=DROP_FULL):
+                 drop_full=DROP_FULL, cpu_near=CPU_NEAR, cpu_full=CPU_FULL):
         self.limits = (idle_near, idle_full, svc_near, svc_full)
         self.drop_limits = (drop_near, drop_full)
+        self.cpu_limits = (cpu_near, cpu_full)
         self.drops = None
+        self.cpu = None
         self.prev = None        # (send windows, send calls, poll calls)
         self.wps_avg = None
         self.svc_seq = 0
@@ -163,6 +178,8 @@ class Rule:
             self.idle = sat.get("idle_permille")
         if sat.get("seen", 0) & SEEN_DROPS:
             self.drops = sat.get("drop_permille")
+        if sat.get("seen", 0) & SEEN_CPU:
+            self.cpu = sat.get("cpu_permille")
         self._svc((t.get("service") or {}).get("windows"))
         if "quiet" in (sat.get("reasons") or []):
             if self.svc_base is not None:
@@ -175,4 +192,4 @@ class Rule:
         svc = (1000 * self.svc_avg // self.svc_base
                if self.svc_base else None)
         self.state = state_of(self.idle, svc, *self.limits, self.drops,
-                              *self.drop_limits)
+                              *self.drop_limits, self.cpu, *self.cpu_limits)

@@ -71,6 +71,22 @@ def test_rule():
     r.update({"send": {"seq": 0, "calls": 0}, "poll": {"calls": 0},
               "saturation": sat, "service": {"windows": []}})
     check("a drop share not seen: unknown", r.state, satrule.UNKNOWN)
+    # the CPU share (ABI 9): full at 970, no near rule by default
+    for c, want in ((0, satrule.OK), (969, satrule.OK), (970, satrule.FULL),
+                    (1000, satrule.FULL)):
+        check("cpu %d permille" % c,
+              satrule.state_of(None, None, cpu=c), want)
+    check("cpu near rule when set", satrule.state_of(
+        1000, None, cpu=930, cpu_near=930), satrule.NEAR)
+    check("cpu rules off", satrule.state_of(1000, None, cpu=1000,
+                                            cpu_full=None), satrule.OK)
+    check("a busy idle share and a full CPU: full",
+          satrule.state_of(400, 1000, cpu=990), satrule.FULL)
+    r = satrule.Rule()
+    sat = {"seen": satrule.SEEN_CPU, "cpu_permille": 975, "reasons": []}
+    r.update({"send": {"seq": 0, "calls": 0}, "poll": {"calls": 0},
+              "saturation": sat, "service": {"windows": []}})
+    check("a CPU share alone: full", r.state, satrule.FULL)
     # service windows: the first sets avg and base, then a lower mean at
     # once, a higher one by EWMA 1/2; base the lowest
     r = satrule.Rule()

@@ -168,12 +168,13 @@ const struct sf_fig_desc sf_figs[SF_NR_FIGS] = {
 	[SF_FIG_DROPS] = { "drop_share", "satfeed_receive_drop_ratio", 3,
 		"Datagrams the target's datagram (UDP) sockets dropped, mostly for a full receive buffer, per datagram that arrived (dropped plus received) over the engine's last tick interval (0 to 1; 0 for a server without datagram sockets)." },
 	[SF_FIG_CPU] = { "cpu_share", "satfeed_cpu_ratio", 3,
-		"CPU time of the target's threads that have waited in a traced call, over the engine's last tick interval times the CPUs they may use (the union of their affinity masks, at most one per thread that did not sleep through the interval): 0 to 1. Not read by any rule yet." },
+		"CPU time of the target's threads that have waited in a traced call, over the engine's last tick interval times the CPUs they may use (the union of their affinity masks, at most one per thread that did not sleep through the interval): 0 to 1. The cpu_full rule (0.97 by default) reads it." },
 };
 
 const char *const sf_reason_names[SF_NR_REASONS] = {
 	"wps_full", "wps_near", "idle_full", "idle_near", "cv2_rise",
-	"svc_full", "svc_near", "drop_full", "drop_near", "quiet",
+	"svc_full", "svc_near", "drop_full", "drop_near", "cpu_full",
+	"cpu_near", "quiet",
 };
 
 const __u32 sf_reason_bits[SF_NR_REASONS] = {
@@ -181,7 +182,8 @@ const __u32 sf_reason_bits[SF_NR_REASONS] = {
 	SATFEED_SAT_WHY_IDLE_FULL, SATFEED_SAT_WHY_IDLE_NEAR,
 	SATFEED_SAT_WHY_CV2_RISE, SATFEED_SAT_WHY_SVC_FULL,
 	SATFEED_SAT_WHY_SVC_NEAR, SATFEED_SAT_WHY_DROP_FULL,
-	SATFEED_SAT_WHY_DROP_NEAR, SATFEED_SAT_WHY_QUIET,
+	SATFEED_SAT_WHY_DROP_NEAR, SATFEED_SAT_WHY_CPU_FULL,
+	SATFEED_SAT_WHY_CPU_NEAR, SATFEED_SAT_WHY_QUIET,
 };
 
 __u32 sf_reason_strongest(__u32 why)
@@ -194,6 +196,8 @@ __u32 sf_reason_strongest(__u32 why)
 		why &= ~SATFEED_SAT_WHY_SVC_NEAR;
 	if (why & SATFEED_SAT_WHY_DROP_FULL)
 		why &= ~SATFEED_SAT_WHY_DROP_NEAR;
+	if (why & SATFEED_SAT_WHY_CPU_FULL)
+		why &= ~SATFEED_SAT_WHY_CPU_NEAR;
 	return why;
 }
 

@@ -212,7 +212,7 @@ const char *sf_reading_state_name(const struct sf_reading *r);
  * of near and full only: "wps_full", "wps_near", "idle_full", "idle_near",
  * "cv2_rise".  sf_reason_names[i] is the name of bit sf_reason_bits[i].
  */
-#define SF_NR_REASONS 10
+#define SF_NR_REASONS 12
 extern const char *const sf_reason_names[SF_NR_REASONS];
 extern const __u32 sf_reason_bits[SF_NR_REASONS];
 

@@ -300,6 +300,8 @@ static int check_rules(const struct satfeed_sat_rules *rules, char *why,
 		{ "svc-full", rules ? rules->svc_full_permille : 0, SF_RULE_SVC_MAX },
 		{ "drop-near", rules ? rules->drop_near_permille : 0, SF_RULE_DROP_MAX },
 		{ "drop-full", rules ? rules->drop_full_permille : 0, SF_RULE_DROP_MAX },
+		{ "cpu-near", rules ? rules->cpu_near_permille : 0, SF_RULE_CPU_MAX },
+		{ "cpu-full", rules ? rules->cpu_full_permille : 0, SF_RULE_CPU_MAX },
 	};
 
 	if (!rules)
@@ -333,6 +335,12 @@ static int check_rules(const struct satfeed_sat_rules *rules, char *why,
 	if (rule_inverted(eff.drop_near_permille, eff.drop_full_permille)) {
 		snprintf(why, len, "the saturated drop share (%u permille) is below the near one (%u permille); it must not be",
 			 eff.drop_full_permille, eff.drop_near_permille);
+		return SF_EXIT_USAGE;
+	}
+	/* and the CPU share's */
+	if (rule_inverted(eff.cpu_near_permille, eff.cpu_full_permille)) {
+		snprintf(why, len, "the saturated CPU share (%u permille) is below the near one (%u permille); it must not be",
+			 eff.cpu_full_permille, eff.cpu_near_permille);
 		return SF_EXIT_USAGE;
 	}
 	return SF_EXIT_OK;
@@ -463,6 +471,8 @@ static const size_t rule_off[SF_RULE_FIELDS] = {
 	offsetof(struct satfeed_sat_rules, svc_full_permille),
 	offsetof(struct satfeed_sat_rules, drop_near_permille),
 	offsetof(struct satfeed_sat_rules, drop_full_permille),
+	offsetof(struct satfeed_sat_rules, cpu_near_permille),
+	offsetof(struct satfeed_sat_rules, cpu_full_permille),
 };
 
 int sf_target_set_rules(const struct sf_pins *p, const struct sf_selector *sel,

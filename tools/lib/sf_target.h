@@ -74,14 +74,17 @@ enum {
 	SF_RULE_SVC_FULL = 1U << 6,
 	SF_RULE_DROP_NEAR = 1U << 7,
 	SF_RULE_DROP_FULL = 1U << 8,
+	SF_RULE_CPU_NEAR = 1U << 9,
+	SF_RULE_CPU_FULL = 1U << 10,
 };
-#define SF_RULE_FIELDS 9
+#define SF_RULE_FIELDS 11
 /* the largest value of each rule, permille (satfeedctl refuses more) */
 #define SF_RULE_WPS_MAX		1000
 #define SF_RULE_IDLE_MAX	100000
 #define SF_RULE_CV2_RISE_MAX	100000
 #define SF_RULE_SVC_MAX		1000000
 #define SF_RULE_DROP_MAX	1000
+#define SF_RULE_CPU_MAX		1000
 int sf_target_set_rules(const struct sf_pins *p, const struct sf_selector *sel,
 			const struct satfeed_sat_rules *rules, __u32 given,
 			struct satfeed_sat_rules *now, int *slot,

@@ -109,6 +109,8 @@ static const struct option long_opts[] = {
 	{ "svc-full", required_argument, NULL, 1009 },
 	{ "drop-near", required_argument, NULL, 1010 },
 	{ "drop-full", required_argument, NULL, 1011 },
+	{ "cpu-near", required_argument, NULL, 1012 },
+	{ "cpu-full", required_argument, NULL, 1013 },
 	{ "version", no_argument, NULL, 'V' },
 	{ "seconds", required_argument, NULL, 1006 },
 	{ "auto", no_argument, NULL, 1007 },
@@ -279,18 +281,22 @@ int parse_args(int argc, char **argv, const struct cmd *c,
 		case 1008:
 		case 1009:
 		case 1010:
-		case 1011: {
+		case 1011:
+		case 1012:
+		case 1013: {
 			static const char *const names[] = {
 				"idle-near", "idle-full", "cv2-rise",
 				"wps-near", "wps-full", "svc-near", "svc-full",
-				"drop-near", "drop-full",
+				"drop-near", "drop-full", "cpu-near",
+				"cpu-full",
 			};
 			static const __u32 max[] = {
 				SF_RULE_IDLE_MAX, SF_RULE_IDLE_MAX,
 				SF_RULE_CV2_RISE_MAX, SF_RULE_WPS_MAX,
 				SF_RULE_WPS_MAX, SF_RULE_SVC_MAX,
 				SF_RULE_SVC_MAX, SF_RULE_DROP_MAX,
-				SF_RULE_DROP_MAX,
+				SF_RULE_DROP_MAX, SF_RULE_CPU_MAX,
+				SF_RULE_CPU_MAX,
 			};
 			__u32 *field[] = {
 				&a->rules.idle_near_permille,
@@ -302,8 +308,10 @@ int parse_args(int argc, char **argv, const struct cmd *c,
 				&a->rules.svc_full_permille,
 				&a->rules.drop_near_permille,
 				&a->rules.drop_full_permille,
+				&a->rules.cpu_near_permille,
+				&a->rules.cpu_full_permille,
 			};
-			/* 1001..1005, then 1008..1011: SF_RULE_* order */
+			/* 1001..1005, then 1008..1013: SF_RULE_* order */
 			int k = opt >= 1008 ? opt - 1008 + 5 : opt - 1001;
 
 			if (!(c->flags & CMD_RULES))

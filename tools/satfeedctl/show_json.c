@@ -165,12 +165,14 @@ void json_target_head(const struct sf_pins *p, __u32 slot,
 	       "\"wps_full_permille\":%u,\"idle_near_permille\":%u,"
 	       "\"idle_full_permille\":%u,\"cv2_rise_permille\":%u,"
 	       "\"svc_near_permille\":%u,\"svc_full_permille\":%u,"
-	       "\"drop_near_permille\":%u,\"drop_full_permille\":%u}",
+	       "\"drop_near_permille\":%u,\"drop_full_permille\":%u,"
+	       "\"cpu_near_permille\":%u,\"cpu_full_permille\":%u}",
 	       r.wps_near_permille, r.wps_full_permille,
 	       r.idle_near_permille, r.idle_full_permille,
 	       r.cv2_rise_permille, r.svc_near_permille,
 	       r.svc_full_permille, r.drop_near_permille,
-	       r.drop_full_permille);
+	       r.drop_full_permille, r.cpu_near_permille,
+	       r.cpu_full_permille);
 }
 
 static void json_verdict(const struct sf_reading *r)

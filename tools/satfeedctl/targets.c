@@ -217,6 +217,10 @@ static void rules_print(int slot, const struct satfeed_target *t,
 		  SATFEED_SAT_DROP_NEAR_DEFAULT },
 		{ "drop-full", r->drop_full_permille,
 		  SATFEED_SAT_DROP_FULL_DEFAULT },
+		{ "cpu-near", r->cpu_near_permille,
+		  SATFEED_SAT_CPU_NEAR_DEFAULT },
+		{ "cpu-full", r->cpu_full_permille,
+		  SATFEED_SAT_CPU_FULL_DEFAULT },
 	};
 	char line[512];
 	size_t off = 0;

@@ -25,8 +25,8 @@ static const char usage[] =
 "COMMANDS\n"
 "  add --pid PID... | --cgroup DIR [--send LIST] [--recv LIST] [--poll LIST]\n"
 "      [--idle-near P] [--idle-full P] [--svc-near P] [--svc-full P]\n"
-"      [--drop-near P] [--drop-full P] [--wps-near P] [--wps-full P]\n"
-"      [--cv2-rise P] [--force]\n"
+"      [--drop-near P] [--drop-full P] [--cpu-near P] [--cpu-full P]\n"
+"      [--wps-near P] [--wps-full P] [--cv2-rise P] [--force]\n"
 "        watch processes (all their threads) or a cgroup v2 directory (every\n"
 "        task in it or below it).  --pid takes several pids, separated by\n"
 "        spaces or commas, or repeated: --pid \"$(pidof nginx)\" watches each\n"
@@ -60,6 +60,10 @@ static const char usage[] =
 "                         tick were dropped, its receive buffer full\n"
 "                         (default %s)\n"
 "          --drop-full P  saturated at P of 1000 or more (default %s)\n"
+"          --cpu-near P   near when the target's threads used at least P\n"
+"                         of every 1000 ns of the CPUs they may use over\n"
+"                         a tick (default %s)\n"
+"          --cpu-full P   saturated at P or more (default %s)\n"
 "          --wps-near P   near below P waits per 1000 sends (smoothed)\n"
 "                         (default %s)\n"
 "          --wps-full P   saturated below P waits per 1000 sends (default %s)\n"
@@ -89,8 +93,8 @@ static const char usage[] =
 "        list the watched targets.\n"
 "  rules --pid PID... | --cgroup DIR|ID | --slot N | --all\n"
 "      [--idle-near P] [--idle-full P] [--svc-near P] [--svc-full P]\n"
-"      [--drop-near P] [--drop-full P] [--wps-near P] [--wps-full P]\n"
-"      [--cv2-rise P]\n"
+"      [--drop-near P] [--drop-full P] [--cpu-near P] [--cpu-full P]\n"
+"      [--wps-near P] [--wps-full P] [--cv2-rise P]\n"
 "        print a target's saturation rules (one line each: the value, or\n"
 "        the default it takes), or change the ones given, as add takes\n"
 "        them, while the others keep theirs.  The target is not removed:\n"
@@ -231,7 +235,7 @@ static const char *rule_str(char buf[16], __u32 v)
 static char *usage_text(void)
 {
 	char wnear[16], wfull[16], near[16], full[16], rise[16], snear[16];
-	char sfull[16], dnear[16], dfull[16], *text;
+	char sfull[16], dnear[16], dfull[16], cnear[16], cfull[16], *text;
 
 	if (asprintf(&text, usage,
 		     rule_str(near, SATFEED_SAT_IDLE_NEAR_DEFAULT),
@@ -240,6 +244,8 @@ static char *usage_text(void)
 		     rule_str(sfull, SATFEED_SAT_SVC_FULL_DEFAULT),
 		     rule_str(dnear, SATFEED_SAT_DROP_NEAR_DEFAULT),
 		     rule_str(dfull, SATFEED_SAT_DROP_FULL_DEFAULT),
+		     rule_str(cnear, SATFEED_SAT_CPU_NEAR_DEFAULT),
+		     rule_str(cfull, SATFEED_SAT_CPU_FULL_DEFAULT),
 		     rule_str(wnear, SATFEED_SAT_WPS_NEAR_DEFAULT),
 		     rule_str(wfull, SATFEED_SAT_WPS_FULL_DEFAULT),
 		     rule_str(rise, SATFEED_SAT_CV2_RISE_DEFAULT)) < 0)

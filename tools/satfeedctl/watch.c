@@ -34,6 +34,8 @@ static void why_words(__u32 why, char *buf, size_t len)
 		{ SATFEED_SAT_WHY_SVC_NEAR, "service > near" },
 		{ SATFEED_SAT_WHY_DROP_FULL, "drops >= full" },
 		{ SATFEED_SAT_WHY_DROP_NEAR, "drops >= near" },
+		{ SATFEED_SAT_WHY_CPU_FULL, "CPU >= full" },
+		{ SATFEED_SAT_WHY_CPU_NEAR, "CPU >= near" },
 	};
 	size_t off = 0;
 
