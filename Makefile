@@ -11,7 +11,7 @@
 #   make test       install deps, build, run every test (the CI run)
 #   make check      install deps, build, run the host suites only: unit,
 #                   kernel and end to end on this kernel, and the paths the
-#                   docs name; no QEMU guest, benchmark or sweep (~10 min)
+#                   docs name; no QEMU guest, benchmark or sweep (~9 min)
 #   make format     clang-format the C sources in place; make check-format
 #                   fails when one is not formatted (changes nothing)
 #   make bench      overhead benchmarks (printed, never asserted): the host's,

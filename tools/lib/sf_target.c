@@ -315,33 +315,38 @@ static int check_rules(const struct satfeed_sat_rules *rules, char *why,
 		}
 	}
 	satfeed_sat_rules_effective(rules, &eff);
-	if (rule_inverted(eff.idle_full_permille, eff.idle_near_permille)) {
-		snprintf(why, len, "the saturated idle share (%u permille) is above the near one (%u permille); it must not be",
-			 eff.idle_full_permille, eff.idle_near_permille);
-		return SF_EXIT_USAGE;
-	}
-	if (rule_inverted(eff.wps_full_permille, eff.wps_near_permille)) {
-		snprintf(why, len, "the saturated waits per send (%u permille) is above the near one (%u permille); it must not be",
-			 eff.wps_full_permille, eff.wps_near_permille);
-		return SF_EXIT_USAGE;
-	}
-	/* the service time rules hold above their value: full above near */
-	if (rule_inverted(eff.svc_near_permille, eff.svc_full_permille)) {
-		snprintf(why, len, "the saturated service time (%u permille of its baseline) is below the near one (%u permille); it must not be",
-			 eff.svc_full_permille, eff.svc_near_permille);
-		return SF_EXIT_USAGE;
-	}
-	/* so do the drop rules: full at or above near */
-	if (rule_inverted(eff.drop_near_permille, eff.drop_full_permille)) {
-		snprintf(why, len, "the saturated drop share (%u permille) is below the near one (%u permille); it must not be",
-			 eff.drop_full_permille, eff.drop_near_permille);
-		return SF_EXIT_USAGE;
-	}
-	/* and the CPU share's */
-	if (rule_inverted(eff.cpu_near_permille, eff.cpu_full_permille)) {
-		snprintf(why, len, "the saturated CPU share (%u permille) is below the near one (%u permille); it must not be",
-			 eff.cpu_full_permille, eff.cpu_near_permille);
-		return SF_EXIT_USAGE;
+	{
+		/* each pair's full must lie beyond its near: below it for
+		 * the rules that hold below their value, above for the
+		 * others */
+		const struct {
+			const char *what, *unit;
+			__u32 near, full;
+			bool below;
+		} pair[] = {
+			{ "idle share", "", eff.idle_near_permille,
+			  eff.idle_full_permille, true },
+			{ "waits per send", "", eff.wps_near_permille,
+			  eff.wps_full_permille, true },
+			{ "service time", " of its baseline",
+			  eff.svc_near_permille, eff.svc_full_permille, false },
+			{ "drop share", "", eff.drop_near_permille,
+			  eff.drop_full_permille, false },
+			{ "CPU share", "", eff.cpu_near_permille,
+			  eff.cpu_full_permille, false },
+		};
+
+		for (size_t i = 0; i < sizeof(pair) / sizeof(pair[0]); i++) {
+			__u32 n = pair[i].near, f = pair[i].full;
+
+			if (pair[i].below ? !rule_inverted(f, n) :
+					    !rule_inverted(n, f))
+				continue;
+			snprintf(why, len, "the saturated %s (%u permille%s) is %s the near one (%u permille); it must not be",
+				 pair[i].what, f, pair[i].unit,
+				 pair[i].below ? "above" : "below", n);
+			return SF_EXIT_USAGE;
+		}
 	}
 	return SF_EXIT_OK;
 }
