@@ -13,8 +13,10 @@
  *    summed), and the tick counts eight sleepers.
  */
 #include "test_kernel.h"
+#include <dirent.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 
 #define AGE_T_NS	200000000ULL	/* T */
 #define NR_CALLS	100
@@ -44,6 +46,39 @@ static void *wait_thread(void *arg)
 	return (void *)(long)epoll_wait(w->ep, &e, 1, 10000);
 }
 
+/* This process's threads asleep in epoll_wait or epoll_pwait (their
+ * /proc syscall line: the number, and not "running"). */
+static int epoll_sleepers(void)
+{
+	char path[64], line[128];
+	struct dirent *d;
+	int n = 0;
+	DIR *dir;
+
+	dir = opendir("/proc/self/task");
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		long nr;
+		FILE *f;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/syscall",
+			 d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(line, sizeof(line), f) &&
+		    sscanf(line, "%ld", &nr) == 1 &&
+		    (nr == SYS_epoll_wait || nr == SYS_epoll_pwait))
+			n++;
+		fclose(f);
+	}
+	closedir(dir);
+	return n;
+}
+
 static bool waiters_start(struct waiters *w, int n)
 {
 	struct epoll_event e = { .events = EPOLLIN };
@@ -58,8 +93,15 @@ static bool waiters_start(struct waiters *w, int n)
 		if (!ASSERT_OK(pthread_create(&w->t[w->n], NULL, wait_thread,
 					      w), "pthread_create"))
 			return false;
-	usleep(50000);	/* they are asleep in epoll_wait */
-	return true;
+	/* until every one of them sleeps in its epoll_wait: a fixed pause
+	 * was too short for eight threads in a TCG guest */
+	for (int i = 0; i < 1000; i++) {
+		if (epoll_sleepers() >= n)
+			return true;
+		usleep(10000);
+	}
+	ASSERT_EQ(epoll_sleepers(), n, "threads asleep in epoll_wait");
+	return false;
 }
 
 static void waiters_stop(struct waiters *w)
