@@ -696,7 +696,8 @@ struct satfeed_verdict {
 				 * they used over the interval:
 				 * floor(1000 * c / (interval * cpus)), c the
 				 * interval's growth of cpu_ns; at most 1000;
-				 * 0 when no thread was seen */
+				 * 0 when no thread was seen; the cpu_near and
+				 * cpu_full rules read it (ABI 9) */
 	__u32 cpus;		/* those CPUs: the CPUs of the union of their
 				 * affinity masks, at most one a thread */
 };
