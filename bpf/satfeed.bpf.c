@@ -24,7 +24,7 @@
  * age timer (satfeed_age.bpf.h).  Its default rules judge queueing by two
  * figures that do not depend on the event loop's shape (docs/validation.md,
  * "Corpus"): the idle share of the threads that woke in the tick's
- * interval, and the service time (receive to response, satfeed_resp.bpf.h)
+ * interval, and the service time (receive to response, satfeed_engine.bpf.h)
  * against its lowest mean.  Per sample they cost two additions to the
  * waiting thread's task storage at a wait's end; the rest is per tick.
  *
@@ -324,7 +324,7 @@ int BPF_PROG(sf_uring_enter_x, struct pt_regs *regs, long ret)
 	return sf_sys_return(SF_SC_URING_WAIT, regs, ret);
 }
 
-/* ---- every mode: the connections a target accepts (satfeed_resp.bpf.h) ---- */
+/* ---- every mode: the connections a target accepts (responses) ---- */
 
 /* fentry mode (sf_engine_select); tp_btf mode sees accept's return */
 SEC("fexit/inet_csk_accept")
@@ -334,7 +334,7 @@ int BPF_PROG(sf_accept, struct sock *sk, void *arg, struct sock *newsk)
 	return 0;
 }
 
-/* every mode: a target's TCP connection closes (satfeed_resp.bpf.h); not
+/* every mode: a target's TCP connection closes (responses); not
  * loaded without the response stream (sf_engine_configure) */
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(sf_conn_close, struct sock *sk, int oldstate, int newstate)

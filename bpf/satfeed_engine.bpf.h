@@ -1,23 +1,292 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * satfeed_engine.bpf.h - the syscall hooks' shared paths.
+ * satfeed_engine.bpf.h - the syscall hooks' shared paths: what a traced
+ * syscall means to a target.
  *
  * Design: this file runs the hooks' shared paths (waits, syscall returns,
- * understudy receipts); which target an event belongs to is
- * satfeed_target.bpf.h's (one lookup, sf_find_target_of(), for a syscall's
- * caller and an io_uring request's owner alike), what the event then does
- * to the target's data satfeed_account.bpf.h's.  bpf/satfeed.bpf.c builds the shipped programs
- * from it; a test-only BPF object (tests/kernel/progs/) includes it too, so
- * that the tests drive the very code the syscall hooks run (sf_account(),
- * the window update under the stream lock) with chosen values.  Programs
- * live in the .bpf.c files only.
+ * which sends are responses, understudy receipts); which target an event
+ * belongs to is satfeed_target.bpf.h's (one lookup, sf_find_target_of(),
+ * for a syscall's caller and an io_uring request's owner alike), what the
+ * event then does to the target's data satfeed_account.bpf.h's.
+ * bpf/satfeed.bpf.c builds the shipped programs from it; a test-only BPF
+ * object (tests/kernel/progs/) includes it too, so that the tests drive the
+ * very code the syscall hooks run (sf_account(), the window update under
+ * the stream lock) with chosen values.  Programs live in the .bpf.c files
+ * only.
  */
 #ifndef __SATFEED_ENGINE_BPF_H
 #define __SATFEED_ENGINE_BPF_H
 
 #include "satfeed_account.bpf.h"
 #include "satfeed_target.bpf.h"
-#include "satfeed_resp.bpf.h"
+
+/*
+ * ---- the response stream (satfeed.h, SATFEED_STREAM_RESP): which sends
+ * answer a request ----
+ *
+ * Per connection, one small record, keyed by the socket: its struct sock
+ * address, addresses and peer port (a socket freed and reallocated at the
+ * same address for another connection has another peer).  A record
+ * exists only for a target's client-facing connections:
+ *  - a socket the target accepted: made at accept's return (tp_btf mode,
+ *    sys_exit) or the kernel's inet_csk_accept() return (fentry mode,
+ *    sf_accept), both in the accepting task, so a proxy's connect()ed
+ *    backend sockets never have one;
+ *  - an unconnected datagram socket, at its first receive.
+ * A TCP connection's record is in sf_conn, a hash that holds it until the
+ * connection's TCP_CLOSE (sf_conn_close, on the inet_sock_set_state
+ * tracepoint); the others (datagram, AF_UNIX) are in the LRU sf_conn_other,
+ * since nothing traces their close (satfeed_state.bpf.h).
+ * A receive on such a connection marks it waiting (and keeps when the
+ * request began, for the service time); the first send-family event on it
+ * while waiting is a response: the mark is cleared and the response stream
+ * gets an event.  Writes that continue the same response (headers, then a
+ * body by writev or sendfile) find no mark and count once.
+ *
+ * A datagram socket's record also keeps the socket's drop count: at each
+ * receive the growth since the last one goes to the target's verdict
+ * (satfeed_verdict.drops), the queue overflow a UDP server past its
+ * capacity shows instead of a growing queue.
+ *
+ * Cost, on a target's samples only: the socket of the fd (a few plain
+ * loads, as the socket check of read/write does) and one hash lookup (a
+ * datagram receive: three more loads and a compare, plus a
+ * compare-and-swap, a lookup and an atomic add when drops grew); a
+ * response adds the locked window updates of the response and service-time
+ * streams, in a subprogram, and one atomic add to its service-time
+ * histogram (sf_svc_hist).
+ * Closing: every TCP state change of the machine runs sf_conn_close,
+ * which returns at once unless the state is TCP_CLOSE, and then does one
+ * hash lookup (a delete with it when the connection was a target's).
+ */
+
+#define SF_SOCK_DGRAM		2
+#define SF_IPPROTO_TCP		6
+#define SF_TCP_ESTABLISHED	1
+#define SF_TCP_CLOSE		7
+#define SF_E2BIG		7
+#define SF_CONN_ACCEPTED	(1U << 0)	/* a TCP connection it accepted */
+#define SF_CONN_DGRAM		(1U << 1)	/* an unconnected datagram socket */
+#define SF_CONN_WAITING		(1U << 2)	/* received; not answered yet */
+
+/* The response stream, service time and per-connection state are kept;
+ * false (satfeed-loader --no-responses, set between open and load): none
+ * of this file runs, the verifier drops it, and sf_conn is one entry */
+const volatile bool with_responses = true;
+
+/* The key of socket sk (an untrusted pointer: plain fault-safe loads). */
+static __always_inline void sf_conn_key_of(struct sock *sk,
+					   struct sf_conn_key *k)
+{
+	struct sock *s = bpf_core_cast(sk, struct sock);
+
+	k->sk = (__u64)sk;
+	k->addrs = s->__sk_common.skc_addrpair;
+	/* not the local port: a closing socket releases it (inet_put_port()
+	 * zeroes skc_num) before inet_sock_set_state reports TCP_CLOSE */
+	k->dport = s->__sk_common.skc_dport;
+	k->pad = 0;
+	k->pad2 = 0;
+}
+
+/*
+ * The socket's drop count, sk_drops_read(): datagrams the kernel dropped
+ * at it, most for a full receive buffer.  Until 6.17 sk->sk_drops; from
+ * 6.18 on a UDP socket counts them per NUMA node half in the counters
+ * sk_drop_counters points to, sk_drops then stays 0.  Both are read, the
+ * second only where the field exists (CO-RE: the branch is dead on older
+ * kernels).
+ */
+struct numa_drop_counters___sf {
+	atomic_t drops0;
+	atomic_t drops1;
+} __attribute__((preserve_access_index));
+
+struct sock___drops {
+	atomic_t sk_drops;
+	struct numa_drop_counters___sf *sk_drop_counters;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 sf_sk_drops(struct sock *sk)
+{
+	struct sock___drops *s = (void *)bpf_core_cast(sk, struct sock);
+	struct numa_drop_counters___sf *ndc;
+	__u32 n = s->sk_drops.counter;
+
+	if (bpf_core_field_exists(struct sock___drops, sk_drop_counters)) {
+		ndc = s->sk_drop_counters;
+		if (ndc)
+			n += ndc->drops0.counter + ndc->drops1.counter;
+	}
+	return n;
+}
+
+/*
+ * A receive of target hit on datagram socket sk, whose record c keeps the
+ * drop count last seen: the growth since goes to the target's verdict
+ * (satfeed_verdict.drops).  The record's count moves by compare-and-swap,
+ * so threads receiving on one socket together add each drop once.  No
+ * drop since (the common case): the socket's counters (one load, three
+ * where sk_drop_counters exists) and a compare.  The sum is the kernel's
+ * int: should it wrap (2^32 drops of one socket), the record's count is
+ * above it and that socket's drops stop counting.
+ */
+static __always_inline void sf_conn_drops(struct sf_conn *c, struct sock *sk,
+					  const struct sf_hit *hit)
+{
+	__u64 d = sf_sk_drops(sk), old = c->drops;
+	struct satfeed_verdict *v;
+
+	if (d <= old ||
+	    __sync_val_compare_and_swap(&c->drops, old, d) != old)
+		return;
+	v = bpf_map_lookup_elem(&sf_verdict, &hit->slot);
+	if (v && v->gen == hit->gen)
+		__sync_fetch_and_add(&v->drops, d - old);
+}
+
+/* The map that holds sk's record: sf_conn for TCP, else sf_conn_other. */
+static __always_inline void *sf_conn_map(struct sock *sk)
+{
+	if (bpf_core_cast(sk, struct sock)->sk_protocol == SF_IPPROTO_TCP)
+		return &sf_conn;
+	return &sf_conn_other;
+}
+
+/* The struct sock of fd of task, NULL when it is not a socket. */
+static __always_inline struct sock *sf_fd_sock(struct task_struct *task,
+					       unsigned int fd)
+{
+	struct file *f = sf_fd_file(task, fd);
+	struct socket *so;
+
+	if (!f || (bpf_core_cast(f, struct file)->f_inode->i_mode &
+		   SF_S_IFMT) != SF_S_IFSOCK)
+		return NULL;
+	so = bpf_core_cast(f, struct file)->private_data;
+	if (!so)
+		return NULL;
+	return bpf_core_cast(so, struct socket)->sk;
+}
+
+/*
+ * One event of the response stream (a gap) or one sample of the service
+ * time, in a subprogram: one copy of the window code serves both.  No rule
+ * reads these streams, so no verdict update: that call would put a third
+ * frame under sf_sys_exit's, over the 512-byte stack that 6.12's verifier
+ * allows for a call chain (256 + 224 + 96).
+ */
+static __noinline void sf_resp_account(__u32 slot, __u32 stream, __u32 gen,
+				       __u64 now, __u64 sample)
+{
+	sf_account(slot, stream, gen, now, stream == SATFEED_STREAM_RESP,
+		   sample, 0, NULL, false);
+}
+
+/*
+ * A send or receive of target hit moved bytes on fd at now (stream: send
+ * or recv).
+ */
+static __always_inline void sf_response(struct task_struct *task,
+					unsigned int fd, __u32 stream,
+					const struct sf_hit *hit, __u64 now)
+{
+	struct satfeed_svc_hist *h;
+	struct sf_conn_key k;
+	struct sf_conn *c;
+	struct sock *sk;
+	__u64 svc;
+
+	sk = sf_fd_sock(task, fd);
+	if (!sk)
+		return;
+	sf_conn_key_of(sk, &k);
+	c = bpf_map_lookup_elem(sf_conn_map(sk), &k);
+	if (stream == SATFEED_STREAM_RECV) {
+		if (!c) {
+			struct sock *s = bpf_core_cast(sk, struct sock);
+			struct sf_conn n = {
+				.flags = SF_CONN_DGRAM | SF_CONN_WAITING,
+				.slot = hit->slot,
+				.recv_ns = now,
+			};
+
+			if (s->sk_type == SF_SOCK_DGRAM &&
+			    s->__sk_common.skc_state != SF_TCP_ESTABLISHED) {
+				/* drops from here on count */
+				n.drops = sf_sk_drops(sk);
+				bpf_map_update_elem(&sf_conn_other, &k, &n,
+						    BPF_NOEXIST);
+			}
+			return;
+		}
+		if (c->flags & SF_CONN_DGRAM)
+			sf_conn_drops(c, sk, hit);
+		if (!(c->flags & SF_CONN_WAITING)) {
+			c->recv_ns = now;
+			c->flags |= SF_CONN_WAITING;
+		}
+		return;
+	}
+	if (!c || !(c->flags & SF_CONN_WAITING))
+		return;
+	c->flags &= ~SF_CONN_WAITING;
+	/* a response at now to a request whose first receive returned at
+	 * recv_ns: its event and its service time */
+	sf_resp_account(hit->slot, SATFEED_STREAM_RESP, hit->gen, now, 0);
+	svc = now > c->recv_ns ? now - c->recv_ns : 0;
+	sf_resp_account(hit->slot, SATFEED_STREAM_SVC, hit->gen, now, svc);
+	h = bpf_map_lookup_elem(&sf_svc_hist, &hit->slot);
+	if (h && *(volatile __u32 *)&h->gen == hit->gen)
+		__sync_fetch_and_add(&h->count[satfeed_svc_bucket(svc) &
+					       (SATFEED_SVC_BUCKETS - 1)], 1);
+}
+
+/* The current task accepted newsk: a client-facing connection when the
+ * task is a target's. */
+static __always_inline void sf_conn_accepted(struct sock *newsk)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct satfeed_config *cfg = sf_config_get();
+	struct sf_conn n = { .flags = SF_CONN_ACCEPTED };
+	struct sf_conn_key k;
+	struct sf_hit hit;
+
+	if (!with_responses || !newsk || !cfg ||
+	    !sf_find_target_of(cfg, task, true, &hit) ||
+	    sf_compat_syscall(task))
+		return;
+	n.slot = hit.slot;
+	sf_conn_key_of(newsk, &k);
+	if (bpf_map_update_elem(sf_conn_map(newsk), &k, &n, BPF_ANY) ==
+	    -SF_E2BIG)
+		__sync_fetch_and_add(&sf_conn_full, 1);
+}
+
+/* sk (any TCP socket of the machine) changed state to newstate. */
+static __always_inline void sf_conn_state(struct sock *sk, int newstate)
+{
+	struct sf_conn_key k;
+
+	if (!with_responses || newstate != SF_TCP_CLOSE)
+		return;
+	sf_conn_key_of(sk, &k);
+	/* the lookup takes no lock: most closing sockets are not targets' */
+	if (bpf_map_lookup_elem(&sf_conn, &k))
+		bpf_map_delete_elem(&sf_conn, &k);
+}
+
+/* tp_btf mode: accept or accept4 of the current task returned fd. */
+static __always_inline void sf_conn_accepted_fd(unsigned int fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct satfeed_config *cfg = sf_config_get();
+
+	/* the common miss first, before the fd table */
+	if (!cfg || !sf_maybe_target(cfg, task))
+		return;
+	sf_conn_accepted(sf_fd_sock(task, fd));
+}
 
 #define SF_MAX_CPUS	8192	/* CPUs an understudy searches for a receipt */
 #define SF_IORING_ENTER_GETEVENTS	(1U << 0)

@@ -127,7 +127,7 @@ struct {
 	__type(value, struct satfeed_age);
 } sf_age SEC(".maps");
 
-/* ---- per connection: the response stream (satfeed_resp.bpf.h) ---- */
+/* ---- per connection: the response stream (satfeed_engine.bpf.h) ---- */
 
 #define SF_CONN_MAX		4096		/* TCP connections followed */
 #define SF_CONN_OTHER_MAX	256		/* other sockets followed */

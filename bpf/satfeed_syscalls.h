@@ -141,7 +141,7 @@
  * like a syscall's, its sc_mask bit + 1 */
 #define SATFEED_SC_INDEX_URING_ENTER	(SATFEED_SC_URING_BIT(WAIT) + 1)
 /* tp_btf mode: the sc_index value of accept and accept4, above every
- * other (the connections a target accepts: bpf/satfeed_resp.bpf.h); fentry
+ * other (the connections a target accepts: bpf/satfeed_engine.bpf.h); fentry
  * mode sees them at inet_csk_accept (sf_accept) instead */
 #define SATFEED_SC_INDEX_ACCEPT		(SATFEED_SC_INDEX_URING_ENTER + 1)
 

@@ -7,8 +7,8 @@
  * Design: one lookup, sf_find_target_of(), for a syscall's caller and an
  * io_uring request's owner alike, and sf_maybe_target() before it, the
  * one byte every other process of the machine stops at.  Nothing here
- * writes: the syscall paths (satfeed_engine.bpf.h), the response stream
- * (satfeed_resp.bpf.h) and io_uring (satfeed_uring.bpf.h) all start here.
+ * writes: the syscall paths and the response stream
+ * (satfeed_engine.bpf.h) and io_uring (satfeed_uring.bpf.h) all start here.
  */
 #ifndef __SATFEED_TARGET_BPF_H
 #define __SATFEED_TARGET_BPF_H
