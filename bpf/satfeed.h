@@ -78,7 +78,9 @@
  * once per 4 windows (at 2048 samples, 80 ms at 100k events/s), or take
  * them from the push hook.  Two rules read the CPU share (cpu_near, off by
  * default, and cpu_full, 970: satfeed_sat_rules is 44 bytes), with their
- * reasons (SATFEED_SAT_WHY_CPU_NEAR, _FULL).  docs/contract.md, "ABI 9".
+ * reasons (SATFEED_SAT_WHY_CPU_NEAR, _FULL); the CPU share counts every
+ * thread of the target, not only those that waited in a traced call (the
+ * age tick makes the others' records).  docs/contract.md, "ABI 9".
  */
 #define SATFEED_ABI_VERSION	9
 
@@ -686,8 +688,10 @@ struct satfeed_verdict {
 				 * calls at the previous tick */
 	/*
 	 * CPU (ABI 8), written at each tick for the target's threads that
-	 * have waited in a traced call (a thread that never has is not seen)
-	 * and were seen at the previous tick too.
+	 * the previous tick saw too: since ABI 9 every thread of the target
+	 * (a thread that waits has its record from its first wait in a
+	 * traced call, any other from the first tick that finds it); in ABI
+	 * 8 only those that had waited in a traced call.
 	 */
 	__u64 cpu_ns;		/* their CPU time since the target was added:
 				 * the growth of each one's sum_exec_runtime
@@ -699,7 +703,10 @@ struct satfeed_verdict {
 				 * 0 when no thread was seen; the cpu_near and
 				 * cpu_full rules read it (ABI 9) */
 	__u32 cpus;		/* those CPUs: the CPUs of the union of their
-				 * affinity masks, at most one a thread */
+				 * affinity masks, at most one a thread that
+				 * did not sleep through the interval (a
+				 * thread that never waited in a traced call:
+				 * that ran 5% of it; ABI 9) */
 };
 
 /* Fewer samples than this in a service window: too few to move the

@@ -14,10 +14,14 @@
  *
  * What a tick does, per target (slot of a target of any state):
  *  1. one pass over the machine's threads (bpf_iter_task, all threads;
- *     only those with a wait record in sf_poll_start are looked at): each
- *     thread's waited time over the interval since the previous tick (its
- *     own total of counted waits, kept by the wait's end, plus the wait in
- *     progress) and the run-queue time of it; a thread that waited at
+ *     only those with a record in sf_poll_start are looked at, and the
+ *     tick makes one for a target's thread that has none, so that a thread
+ *     that never waits in a traced call, one per connection blocked in its
+ *     receive or a worker fed by a queue, counts in the CPU share; the
+ *     records of waits are the hot path's): each thread's waited time
+ *     over the interval since the previous tick (its own total of counted
+ *     waits, kept by the wait's end, plus the wait in progress) and the
+ *     run-queue time of it; a thread that waited at
  *     least 95% of the interval is a sleeper, the others that waited in it
  *     add to their slot's sums and count among its threads;
  *     and of every thread of the target seen at the previous tick too,
@@ -40,7 +44,12 @@
  *  4. a target without a send or a receive for max_age_ns is quiet
  *     (satfeed_sat_quiet(): it leaves near/full).
  * Cost: a tick runs a few hundred instructions per target plus a dozen per
- * thread of the machine, twice per max_age_ns, in softirq context.
+ * thread of the machine, twice per max_age_ns, in softirq context.  A
+ * thread without a record adds a call and one byte load
+ * (sf_maybe_target()), and while cgroup targets exist or its tgid's pid
+ * slot is taken, the target lookup of an io_uring owner (up to one hash
+ * lookup per watched cgroup level); a target's thread without one, once,
+ * the record's allocation.
  *
  * Arming: a timer must be started by a program; the engine's only program
  * that user space can make run at will without touching the hot path is
@@ -139,12 +148,15 @@ static __always_inline __u32 sf_popcount64(__u64 x)
  * The CPUs a target's threads may use: the union of their masks' first 64
  * CPUs, or the largest nr_cpus_allowed of one when that is more (CPUs past
  * the 64th), at most one a thread that did not sleep through the interval
- * (one when all did, none when no thread was seen).
+ * (one when all did or only threads that ran little were seen, none when
+ * no thread was seen: cpu_ns is the interval's CPU time).
  */
 static __always_inline __u32 sf_age_cpus(__u64 mask, __u32 allowed,
-					 __u32 threads, __u32 sleepers)
+					 __u32 threads, __u32 sleepers,
+					 __u64 cpu_ns)
 {
-	__u32 n = sf_popcount64(mask), most = threads ? threads : !!sleepers;
+	__u32 n = sf_popcount64(mask);
+	__u32 most = threads ? threads : !!(sleepers || cpu_ns);
 
 	if (allowed > n)
 		n = allowed;
@@ -240,7 +252,8 @@ static __noinline __u64 sf_age_verdict(struct sf_age_ctx *c, __u32 slot,
 		satfeed_sat_cpu(v, a->cpu_ns[idx], now - v->tick_ns,
 				sf_age_cpus(a->cpu_mask[idx],
 					    a->cpu_allowed[idx],
-					    a->cpu_threads[idx], sleepers));
+					    a->cpu_threads[idx], sleepers,
+					    a->cpu_ns[idx]));
 	}
 	v->prev_tick_ns = v->tick_ns;
 	v->tick_ns = now;
@@ -330,28 +343,68 @@ static long sf_age_clear(__u32 i, void *ctx)
 }
 
 /*
- * A thread of target slot at a tick (prev: the previous tick): its CPU time
- * since then, when that tick saw it too, and its affinity go to the
- * slot's sums, and it counts among the threads that may use CPUs (the
- * caller takes a sleeper out again).  Not inlined: its locals stay off
- * the tick's frame, which the deepest call chain shares (512 bytes).
+ * A thread of target slot at the tick at now (a->tick_ns: the previous
+ * one): its CPU time since then, when that tick saw it too, goes to the
+ * slot's sums, and it counts among the threads that may use CPUs, with its
+ * affinity (the caller takes a sleeper out again); not a thread that has
+ * never waited in a traced call and ran less than 5% of the interval: a
+ * helper asleep in an untraced call would make a one-thread server's one
+ * CPU look like two.  Not inlined: its locals stay off the tick's frame,
+ * which the deepest call chain shares (512 bytes).
  */
 static __noinline void sf_age_cpu(struct satfeed_age *a, __u32 slot,
 				  struct task_struct *task, struct sf_wait *w,
-				  __u64 prev)
+				  __u64 now)
 {
-	__u64 exec = task->se.sum_exec_runtime;
+	__u64 exec = task->se.sum_exec_runtime, prev = a->tick_ns, ran;
 	__u32 nr = task->nr_cpus_allowed;
+	bool seen = prev && w->tick_ns == prev && exec >= w->tick_exec;
 
 	slot &= SATFEED_MAX_TARGETS - 1;
-	if (prev && w->tick_ns == prev && exec >= w->tick_exec) {
-		a->cpu_ns[slot] += exec - w->tick_exec;
-		a->cpu_mask[slot] |= task->cpus_ptr->bits[0];
-		if (nr > a->cpu_allowed[slot])
-			a->cpu_allowed[slot] = nr;
-		a->cpu_threads[slot]++;
-	}
+	ran = exec - w->tick_exec;
 	w->tick_exec = exec;
+	if (!seen)
+		return;
+	a->cpu_ns[slot] += ran;
+	if (!w->start_ns && !w->end_ns && now > prev &&
+	    ran * 1000 < (1000 - SF_AGE_SLEEPER_PERMILLE) * (now - prev))
+		return;
+	a->cpu_mask[slot] |= task->cpus_ptr->bits[0];
+	if (nr > a->cpu_allowed[slot])
+		a->cpu_allowed[slot] = nr;
+	a->cpu_threads[slot]++;
+}
+
+/*
+ * task, a thread of the machine, has no record: when it is a watched
+ * target's thread (not one in discovery), make it that target's, with no
+ * wait in progress, so that the tick sees its CPU time from the next one
+ * on.  A thread that waits has a record from its first wait; this gives one
+ * to those that never wait in a traced call.  The new record is zeroed; a
+ * wait the thread begins on another CPU meanwhile writes the same slot and
+ * gen.  A record left by a removed target is not taken over (the thread's
+ * next wait does that), so that no wait in progress is lost to a reset.
+ * Not inlined: the target lookup's locals stay off the tick's frame
+ * (the deepest call chain, through the verdict, has 512 bytes in all).
+ */
+static __noinline struct sf_wait *sf_age_adopt(struct task_struct *task)
+{
+	struct satfeed_config *cfg = sf_config_get();
+	struct sf_wait *w;
+	struct sf_hit hit;
+
+	/* the common miss: one byte */
+	if (!cfg || !sf_maybe_target(cfg, task) ||
+	    !sf_find_target_of(cfg, task, false, &hit) ||
+	    (hit.sc_mask & SATFEED_SC_DISCOVER))
+		return NULL;
+	w = bpf_task_storage_get(&sf_poll_start, task, NULL,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!w)
+		return NULL;
+	w->slot = hit.slot;
+	w->gen = hit.gen;
+	return w;
 }
 
 /* The tick: the timer's callback, in softirq context. */
@@ -369,14 +422,19 @@ static int sf_age_tick(void *map, __u32 *key, struct satfeed_age *a)
 		__u32 slot;
 
 		w = bpf_task_storage_get(&sf_poll_start, task, NULL, 0);
-		if (!w || w->discover)
+		if (!w) {
+			w = sf_age_adopt(task);
+			if (!w)
+				continue;
+		}
+		if (w->discover)
 			continue;
 		slot = w->slot;
 		t = bpf_map_lookup_elem(&sf_targets, &slot);
 		if (!t || t->gen != w->gen || slot >= SATFEED_MAX_TARGETS)
 			continue;
 		slot &= SATFEED_MAX_TARGETS - 1;	/* for the verifier */
-		sf_age_cpu(a, slot, task, w, prev);
+		sf_age_cpu(a, slot, task, w, c.now);
 		/* a 32-bit fill after the call loses the bound: again */
 		barrier_var(slot);
 		slot &= SATFEED_MAX_TARGETS - 1;

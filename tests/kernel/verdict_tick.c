@@ -18,6 +18,9 @@
  *    its CPU time within what the kernel's schedstat says the process
  *    ran; two busy threads pinned to one CPU share it (cpus 1), pinned
  *    to two they may use both (cpus 2: the union of their masks);
+ *  - a thread that never waits in a traced call: the tick makes its record,
+ *    so its CPU time counts, and a helper asleep in nanosleep beside it
+ *    does not count as a second CPU;
  *  - a busy io_uring server: the thread serves back to back and looks for
  *    completions with io_uring_enter(GETEVENTS), which finds them without
  *    sleeping; those are no waits (satfeed_uring.bpf.h), but the thread
@@ -67,7 +70,8 @@ static bool ticks(const struct sf_pins *p, int slot, int n,
 			if (++seen == n)
 				return true;
 		}
-		usleep(2000);
+		/* light: this thread is one of the target's too */
+		usleep(10000);
 	}
 	return false;
 }
@@ -79,6 +83,7 @@ struct server {
 	bool poll;		/* epoll_wait (timeout 0) after each request */
 	struct io_uring *ring;	/* or io_uring_enter(GETEVENTS) on a NOP */
 	int cpu;		/* pinned to this CPU, -1: not pinned */
+	__u32 pause_us;		/* asleep (nanosleep) after each answer */
 	volatile bool stop;
 	long served;
 };
@@ -104,6 +109,8 @@ static void *serve(void *arg)
 			spin_ns(sv->work_ns);
 		if (write(sv->s, "a", 1) != 1 || read(sv->c, &b, 1) != 1)
 			return (void *)-1L;
+		if (sv->pause_us)
+			usleep(sv->pause_us);
 		/* a little work between requests, then a look for more */
 		if (sv->poll) {
 			spin_ns(100000);
@@ -287,7 +294,10 @@ close:
 
 static void check_service(const struct sf_pins *p, int slot)
 {
-	struct server sv = { .ep = -1, .cpu = -1 };
+	/* a pause after each answer keeps the thread's CPU share (ABI 9
+	 * sees a thread that never waits) below cpu_full: the service
+	 * time is judged alone */
+	struct server sv = { .ep = -1, .cpu = -1, .pause_us = 2000 };
 	struct satfeed_verdict v;
 	__u64 base = 0;
 	pthread_t t;
@@ -302,6 +312,8 @@ static void check_service(const struct sf_pins *p, int slot)
 		ASSERT_TRUE(v.svc_base_ns > 0 && v.svc_base_ns < 1000000,
 			    "baseline %llu ns",
 			    (unsigned long long)v.svc_base_ns);
+		ASSERT_TRUE(v.cpu_permille < SATFEED_SAT_CPU_FULL_DEFAULT,
+			    "paused: cpu %u permille", v.cpu_permille);
 		ASSERT_EQ(v.state, SATFEED_SAT_OK, "answered at once: ok");
 		base = v.svc_base_ns;
 	}
@@ -381,6 +393,100 @@ stop:
 	}
 }
 
+struct unwaited {
+	int sv[2];
+	volatile bool stop;
+};
+
+/* busy, a send and a receive every millisecond (the target is not
+ * quiet), never a wait */
+static void *spin_thread(void *arg)
+{
+	struct unwaited *u = arg;
+	char b;
+
+	while (!u->stop) {
+		spin_ns(1000000);
+		if (write(u->sv[0], "x", 1) != 1 || read(u->sv[1], &b, 1) != 1)
+			return (void *)-1L;
+	}
+	return NULL;
+}
+
+/* a helper asleep in an untraced call (nanosleep) */
+static void *nap_thread(void *arg)
+{
+	struct unwaited *u = arg;
+
+	while (!u->stop)
+		usleep(50000);
+	return NULL;
+}
+
+/*
+ * A thread that never waits in a traced call (as one per connection blocked
+ * in its receive, or busy): the tick gives it a record, and its CPU time
+ * counts; a helper asleep in nanosleep beside it runs too little to count
+ * as a CPU the target may use.  The engine without those records saw
+ * neither thread (no SATFEED_SAT_SEEN_CPU).
+ */
+static void check_unwaited(const struct sf_pins *p, int slot)
+{
+	struct unwaited u = {};
+	struct satfeed_verdict v, v0;
+	pthread_t spin, nap;
+	void *ret = NULL;
+	__u64 r0, r1;
+
+	if (!ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM, 0, u.sv),
+		       "socketpair"))
+		return;
+	if (!ASSERT_OK(pthread_create(&spin, NULL, spin_thread, &u),
+		       "spin"))
+		goto close;
+	if (!ASSERT_OK(pthread_create(&nap, NULL, nap_thread, &u), "nap")) {
+		u.stop = true;
+		pthread_join(spin, NULL);
+		goto close;
+	}
+	/* the tick that makes their records, then one that sees them */
+	ASSERT_TRUE(ticks(p, slot, 2, &v), "the timer ticks");
+	r0 = process_run_ns();
+	if (ASSERT_TRUE(ticks(p, slot, 1, &v0), "a tick") &&
+	    ASSERT_TRUE(ticks(p, slot, 2, &v), "two more")) {
+		r1 = process_run_ns();
+		ASSERT_TRUE(v.seen & SATFEED_SAT_SEEN_CPU,
+			    "a thread that never waits: seen cpu (seen %#x)",
+			    v.seen);
+		ASSERT_EQ(v.threads + v.sleepers, 0,
+			  "no thread waited in a traced call");
+		ASSERT_TRUE(v.cpus == 1,
+			    "a busy thread and a napping helper: cpus %u, want 1",
+			    v.cpus);
+		ASSERT_TRUE(v.cpu_permille >= 600,
+			    "a thread busy all along: cpu %u permille",
+			    v.cpu_permille);
+		ASSERT_TRUE(v.cpu_ns > v0.cpu_ns &&
+			    v.cpu_ns - v0.cpu_ns <= r1 - r0,
+			    "cpu_ns grew %llu ns, the process ran %llu",
+			    (unsigned long long)(v.cpu_ns - v0.cpu_ns),
+			    (unsigned long long)(r1 - r0));
+		ASSERT_EQ(!!(v.why & SATFEED_SAT_WHY_CPU_FULL),
+			  v.cpu_permille >= SATFEED_SAT_CPU_FULL_DEFAULT,
+			  "the CPU rule judges it (why has cpu_full)");
+		ASSERT_EQ(v.state == SATFEED_SAT_FULL,
+			  v.cpu_permille >= SATFEED_SAT_CPU_FULL_DEFAULT,
+			  "the CPU rule judges it (state full)");
+	}
+	u.stop = true;
+	pthread_join(spin, &ret);
+	pthread_join(nap, NULL);
+	ASSERT_TRUE(!ret, "the busy thread's sends and receives");
+close:
+	close(u.sv[0]);
+	close(u.sv[1]);
+}
+
 static void check_cpus(const struct sf_pins *p, int slot)
 {
 	check_two_busy(p, slot, 0, 0, 1);
@@ -396,7 +502,7 @@ void test_verdict_tick(void)
 
 	/* one engine per part: one part's idle figures stay out of the
 	 * next's */
-	for (int part = 0; part < 4; part++) {
+	for (int part = 0; part < 5; part++) {
 		test_max_age_ns = TICK_T_NS;
 		skel = start_engine(SATFEED_WINDOW_SHIFT, false);
 		test_max_age_ns = 0;
@@ -410,8 +516,10 @@ void test_verdict_tick(void)
 				check_service(&p, slot);
 			else if (part == 2)
 				check_uring(&p, slot);
-			else
+			else if (part == 3)
 				check_cpus(&p, slot);
+			else
+				check_unwaited(&p, slot);
 		}
 		satfeed_bpf__destroy(skel);
 	}

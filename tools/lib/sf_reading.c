@@ -168,7 +168,7 @@ const struct sf_fig_desc sf_figs[SF_NR_FIGS] = {
 	[SF_FIG_DROPS] = { "drop_share", "satfeed_receive_drop_ratio", 3,
 		"Datagrams the target's datagram (UDP) sockets dropped, mostly for a full receive buffer, per datagram that arrived (dropped plus received) over the engine's last tick interval (0 to 1; 0 for a server without datagram sockets)." },
 	[SF_FIG_CPU] = { "cpu_share", "satfeed_cpu_ratio", 3,
-		"CPU time of the target's threads that have waited in a traced call, over the engine's last tick interval times the CPUs they may use (the union of their affinity masks, at most one per thread that did not sleep through the interval): 0 to 1. The cpu_full rule (0.97 by default) reads it." },
+		"CPU time of the target's threads over the engine's last tick interval times the CPUs they may use (the union of their affinity masks, at most one per thread that did not sleep through the interval): 0 to 1. The cpu_full rule (0.97 by default) reads it." },
 };
 
 const char *const sf_reason_names[SF_NR_REASONS] = {

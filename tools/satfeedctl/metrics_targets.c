@@ -274,7 +274,7 @@ static void write_verdicts(struct sf_buf *b, const struct scrape *sc)
 			sample(b, "satfeed_receive_drops", "_total",
 			       &sc->rows[i], NULL, sc->rows[i].v.drops, 0);
 	sf_mx_family_head(b, sc, "satfeed_cpu_seconds", COUNTER,
-			  "CPU time of the target's threads that have waited in a traced call, from the engine's ticks (each thread from the tick after its first wait), seconds.");
+			  "CPU time of the target's threads, from the engine's ticks (each thread from the tick after the first that saw it), seconds.");
 	for (__u32 i = 0; i < sc->nr_rows; i++)
 		if (!sc->rows[i].gone)
 			sample(b, "satfeed_cpu_seconds", "_total",
