@@ -15,7 +15,8 @@
  * What a tick does, per target (slot of a target of any state):
  *  1. one pass over the machine's threads (bpf_iter_task, all threads;
  *     only those with a record in sf_poll_start are looked at, and the
- *     tick makes one for a target's thread that has none, so that a thread
+ *     tick makes one for a target's thread that has none (or takes over
+ *     a removed target's), so that a thread
  *     that never waits in a traced call, one per connection blocked in its
  *     receive or a worker fed by a queue, counts in the CPU share; the
  *     records of waits are the hot path's): each thread's waited time
@@ -376,21 +377,25 @@ static __noinline void sf_age_cpu(struct satfeed_age *a, __u32 slot,
 }
 
 /*
- * task, a thread of the machine, has no record: when it is a watched
- * target's thread (not one in discovery), make it that target's, with no
- * wait in progress, so that the tick sees its CPU time from the next one
- * on.  A thread that waits has a record from its first wait; this gives one
- * to those that never wait in a traced call.  The new record is zeroed; a
- * wait the thread begins on another CPU meanwhile writes the same slot and
- * gen.  A record left by a removed target is not taken over (the thread's
- * next wait does that), so that no wait in progress is lost to a reset.
- * Not inlined: the target lookup's locals stay off the tick's frame
- * (the deepest call chain, through the verdict, has 512 bytes in all).
+ * task, a thread of the machine, has no record of a current target (w: a
+ * record left by a removed one, or NULL): when it is a watched target's
+ * thread (not one in discovery), make the record that target's, so that
+ * the tick sees its CPU time from the next one on.  A thread that waits
+ * has a record from its first wait; this gives one to those that never
+ * wait in a traced call, and takes over a removed target's record when no
+ * wait is in progress (one begun under the old target ends as its own).
+ * The fields written are the ones a wait's start writes, with the same
+ * values, so a wait the thread begins meanwhile on another CPU loses
+ * nothing; a new record is zeroed.  Should both create it at once, the
+ * loser gets NULL (BPF_NOEXIST): the tick tries again at the next one, the
+ * wait looks it up (sf_wait_enter()).  Not inlined: the target lookup's
+ * locals stay off the tick's frame (the deepest call chain, through the
+ * verdict, has 512 bytes in all).
  */
-static __noinline struct sf_wait *sf_age_adopt(struct task_struct *task)
+static __noinline struct sf_wait *sf_age_adopt(struct task_struct *task,
+					       struct sf_wait *w)
 {
 	struct satfeed_config *cfg = sf_config_get();
-	struct sf_wait *w;
 	struct sf_hit hit;
 
 	/* the common miss: one byte */
@@ -398,12 +403,16 @@ static __noinline struct sf_wait *sf_age_adopt(struct task_struct *task)
 	    !sf_find_target_of(cfg, task, false, &hit) ||
 	    (hit.sc_mask & SATFEED_SC_DISCOVER))
 		return NULL;
-	w = bpf_task_storage_get(&sf_poll_start, task, NULL,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!w)
+		w = bpf_task_storage_get(&sf_poll_start, task, NULL,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	else if (READ_ONCE(w->start_ns))
+		return NULL;
 	if (!w)
 		return NULL;
 	w->slot = hit.slot;
 	w->gen = hit.gen;
+	w->discover = 0;
 	return w;
 }
 
@@ -417,21 +426,22 @@ static int sf_age_tick(void *map, __u32 *key, struct satfeed_age *a)
 	c.now = bpf_ktime_get_ns();
 	bpf_loop(SATFEED_MAX_TARGETS, sf_age_clear, &c, 0);
 	bpf_for_each(task, task, NULL, BPF_TASK_ITER_ALL_THREADS) {
-		struct satfeed_target *t;
+		struct satfeed_target *t = NULL;
 		struct sf_wait *w;
 		__u32 slot;
 
 		w = bpf_task_storage_get(&sf_poll_start, task, NULL, 0);
-		if (!w) {
-			w = sf_age_adopt(task);
+		if (w) {
+			slot = w->slot;
+			t = bpf_map_lookup_elem(&sf_targets, &slot);
+		}
+		if (!t || t->gen != w->gen) {
+			w = sf_age_adopt(task, w);
 			if (!w)
 				continue;
 		}
-		if (w->discover)
-			continue;
 		slot = w->slot;
-		t = bpf_map_lookup_elem(&sf_targets, &slot);
-		if (!t || t->gen != w->gen || slot >= SATFEED_MAX_TARGETS)
+		if (w->discover || slot >= SATFEED_MAX_TARGETS)
 			continue;
 		slot &= SATFEED_MAX_TARGETS - 1;	/* for the verifier */
 		sf_age_cpu(a, slot, task, w, c.now);

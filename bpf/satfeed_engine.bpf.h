@@ -436,6 +436,10 @@ static __always_inline int sf_wait_enter(__u32 sc, struct pt_regs *regs,
 		return 0;
 	w = bpf_task_storage_get(&sf_poll_start, task, NULL,
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	/* the age tick made the record at the same moment (the first wait of
+	 * a thread it adopts): the loser of the creation gets NULL */
+	if (!w)
+		w = bpf_task_storage_get(&sf_poll_start, task, NULL, 0);
 	if (!w)
 		return 0;
 	w->slot = hit.slot;

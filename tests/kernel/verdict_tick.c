@@ -20,7 +20,8 @@
  *    to two they may use both (cpus 2: the union of their masks);
  *  - a thread that never waits in a traced call: the tick makes its record,
  *    so its CPU time counts, and a helper asleep in nanosleep beside it
- *    does not count as a second CPU;
+ *    does not count as a second CPU; the process removed and added again,
+ *    the new target takes the records over;
  *  - a busy io_uring server: the thread serves back to back and looks for
  *    completions with io_uring_enter(GETEVENTS), which finds them without
  *    sleeping; those are no waits (satfeed_uring.bpf.h), but the thread
@@ -432,10 +433,14 @@ static void *nap_thread(void *arg)
  */
 static void check_unwaited(const struct sf_pins *p, int slot)
 {
+	struct sf_selector self = { .kind = SATFEED_TARGET_PID,
+				    .id = getpid() };
 	struct unwaited u = {};
 	struct satfeed_verdict v, v0;
+	int removed = 0, again;
 	pthread_t spin, nap;
 	void *ret = NULL;
+	char why[256];
 	__u64 r0, r1;
 
 	if (!ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM, 0, u.sv),
@@ -477,6 +482,18 @@ static void check_unwaited(const struct sf_pins *p, int slot)
 		ASSERT_EQ(v.state == SATFEED_SAT_FULL,
 			  v.cpu_permille >= SATFEED_SAT_CPU_FULL_DEFAULT,
 			  "the CPU rule judges it (state full)");
+	}
+	/* removed and added again: the new target takes the old one's
+	 * records over (no thread here waits, so none would otherwise) */
+	if (ASSERT_OK(sf_target_remove(p, &self, &removed, why, sizeof(why)),
+		      "remove self") &&
+	    ASSERT_EQ(removed, 1, "targets removed") &&
+	    ASSERT_OK(watch_self(p, &again), "watch self again") &&
+	    ASSERT_TRUE(ticks(p, again, 3, &v), "the timer ticks")) {
+		ASSERT_TRUE(v.seen & SATFEED_SAT_SEEN_CPU,
+			    "added again: seen cpu (seen %#x)", v.seen);
+		ASSERT_TRUE(v.cpu_permille >= 600,
+			    "added again: cpu %u permille", v.cpu_permille);
 	}
 	u.stop = true;
 	pthread_join(spin, &ret);
