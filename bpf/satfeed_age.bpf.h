@@ -15,11 +15,11 @@
  * What a tick does, per target (slot of a target of any state):
  *  1. one pass over the machine's threads (bpf_iter_task, all threads;
  *     only those with a record in sf_poll_start are looked at, and the
- *     tick makes one for a target's thread that has none (or takes over
- *     a removed target's), so that a thread
- *     that never waits in a traced call, one per connection blocked in its
- *     receive or a worker fed by a queue, counts in the CPU share; the
- *     records of waits are the hot path's): each thread's waited time
+ *     tick makes one for a target's thread that has none, or takes over
+ *     a removed target's, so that a thread that never waits in a traced
+ *     call, one per connection blocked in its receive or a worker fed by
+ *     a queue, counts in the CPU share; the records of waits are the hot
+ *     path's): each thread's waited time
  *     over the interval since the previous tick (its own total of counted
  *     waits, kept by the wait's end, plus the wait in progress) and the
  *     run-queue time of it; a thread that waited at
