@@ -9,7 +9,8 @@ ok() { n=$((n + 1)); n_ok=$((n_ok + 1)); echo "ok $n - $*"; }
 fail() { n=$((n + 1)); n_fail=$((n_fail + 1)); echo "not ok $n - $*"; }
 note() { echo "# $*"; }
 # check DESC CMD...: CMD (run in this shell, so functions may set
-# variables) must succeed; its output is shown when it does not
+# variables) must succeed; its output is shown when it does not (its
+# first 20 lines and, after them, the lines that say FAIL or fail)
 check() {
 	local desc=$1
 	shift
@@ -17,7 +18,14 @@ check() {
 		ok "$desc"
 	else
 		fail "$desc"
-		sed 's/^/#   /' /tmp/check.out | head -20
+		# the start, then every line that says what failed (a
+		# test's FAIL lines, on stderr, can come after 20 lines of
+		# its stdout)
+		{
+			head -20 /tmp/check.out
+			tail -n +21 /tmp/check.out | grep -E 'FAIL|fail' |
+				head -40
+		} | sed 's/^/#   /'
 	fi
 }
 # refuse DESC CMD...: CMD must fail
