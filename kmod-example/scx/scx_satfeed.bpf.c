@@ -7,21 +7,28 @@
  * satfeed's pinned maps (the loader swaps them in with bpf_map__reuse_fd, so
  * nothing is copied through user space) and feeds them to the consumer
  * policy of kmod-example (sfc_policy.c, compiled in below): one demand
- * level 0..100 per target, with hysteresis and a rate limit.  The largest
- * level sizes the reservation: the last `reserved` CPUs run the targets'
- * threads and nothing else, the others run everything else, and at least
- * min_shared CPUs are never reserved.  The reserved CPUs get a performance
- * target (scx_bpf_cpuperf_set, which schedutil follows) that rises with
- * the level; the others get a fixed base.  A target that closes no window
- * for release_ns (idle, gone, or its engine unloaded) loses its level at
- * once, so the reservation is released.
+ * level 0..100 per target, with hysteresis and a rate limit.  A level above
+ * 0 reserves CPUs, as many as the targets' measured CPU use and runnable
+ * threads need (scx_decide.bpf.h); at least min_shared CPUs are never
+ * reserved.  Reserved CPUs run the targets' threads and nothing else (per-
+ * CPU kthreads aside), at full performance (scx_bpf_cpuperf_set); a target
+ * that closes no window for release_ns (idle, gone, or its engine
+ * unloaded) loses its level at once, so the reservation is released.
  *
- * Scheduling is two FIFO queues: SCX_SF_DSQ_TARGET, consumed only by the
- * reserved CPUs, and SCX_SF_DSQ_SHARED, consumed by the others; while
- * nothing is reserved every CPU consumes both, the targets' first.  Tasks
- * that may run on one CPU only (per-CPU kthreads), or on none of their
- * pool's CPUs, go straight to an allowed CPU's local queue: a reservation
- * never strands a task.
+ * Scheduling is two FIFO queues: SCX_SF_DSQ_TARGET and SCX_SF_DSQ_SHARED.
+ * Reserved CPUs consume only the first.  Shared CPUs (every CPU while
+ * nothing is reserved) consume both, the targets' first, but a target
+ * runs at most slice_ns there while another task waits ("debt"): the
+ * rest keep half of every shared CPU they wait for, so a server with more
+ * busy threads than CPUs starves nothing.  A waking target takes an idle
+ * CPU, reserved ones first, else preempts a CPU that runs another task
+ * (a reserved one first; a shared one when the others' share allows).
+ * SCX_OPS_ENQ_LAST: a task whose slice ends with nothing else queued for
+ * its CPU comes back through ops.enqueue, so another task never stays on
+ * a reserved CPU only because no target waits.  Per-CPU kthreads go to
+ * the head of their CPU's queue and preempt (as scx_central); tasks that
+ * may run on none of their pool's CPUs go to an allowed CPU's local queue:
+ * a reservation never strands a task.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -44,11 +51,18 @@ const volatile struct scx_sf_config cfg = {
 	.slice_ns = 5 * 1000 * 1000,
 };
 
-/*
- * CPUs at or above reserved_first are reserved (nr_cpus: none).  Written by
- * the timer only; the scheduling paths read it once per call.
- */
-u32 reserved_first;
+/* CPUs of rank < nr_reserved (cfg.rank) are reserved.  Written by the
+ * timer only; the scheduling paths read it once per call. */
+u32 nr_reserved;
+
+/* The targets' measurements, read and reset by the timer. */
+u64 tgt_run_ns;			/* CPU time, total */
+int nr_tgt_runnable;		/* threads runnable now */
+int tgt_runnable_peak;		/* the most since the last period */
+u64 tgt_delay_max;		/* longest run-queue wait since the period */
+u64 tgt_delays;			/* waits above delay_ns, total */
+
+#define PF_KTHREAD	0x00200000	/* include/linux/sched.h */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -82,9 +96,24 @@ struct {
 	__type(value, struct decide_timer);
 } scx_sf_timer SEC(".maps");
 
+/* Per task: is it a target's (set at enable and at each wake-up), is it
+ * counted in nr_tgt_runnable, since when does it wait to run. */
+struct task_ctx {
+	u64 queued_ns;
+	u8 target;
+	u8 counted;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_ctx);
+} scx_sf_task SEC(".maps");
+
 /* ---- the scheduling paths ---- */
 
-/* Is p one of the targets' threads? */
+/* Is p one of the targets' threads?  (The walk; tctx caches it.) */
 static __always_inline bool is_target(struct task_struct *p)
 {
 	for (u32 i = 0; i < SCX_SF_MAX_TARGETS && i < cfg.nr_targets; i++) {
@@ -110,74 +139,136 @@ static __always_inline bool is_target(struct task_struct *p)
 	return false;
 }
 
-/*
- * The CPUs a task may be placed on: [*lo, *hi), and its queue.  The targets'
- * threads always queue apart: while nothing is reserved every CPU takes
- * them first, so a server that waits behind CPU-bound tasks does not look
- * idle to the policy (its wait for a CPU would count as time in epoll).
- */
-static __always_inline u64 pool_of(bool target, u32 first, u32 *lo, u32 *hi)
+static __always_inline struct task_ctx *tctx(struct task_struct *p)
 {
-	u32 n = cfg.nr_cpus;
-
-	if (target) {
-		*lo = first < n ? first : 0;
-		*hi = n;
-		return SCX_SF_DSQ_TARGET;
-	}
-	*lo = 0;
-	*hi = first < n ? first : n;
-	return SCX_SF_DSQ_SHARED;
+	return bpf_task_storage_get(&scx_sf_task, p, 0, 0);
 }
 
-static __always_inline bool may_run_on(struct task_struct *p, u32 cpu)
+static __always_inline bool target_of(struct task_struct *p)
+{
+	struct task_ctx *t = tctx(p);
+
+	return t ? t->target : is_target(p);
+}
+
+static __always_inline struct scx_sf_cpu *cpu_ctx(s32 cpu)
+{
+	u32 key = cpu;
+
+	return bpf_map_lookup_elem(&scx_sf_cpus, &key);
+}
+
+/* cfg.rank[cpu]: the mask keeps the index provably in bounds for the
+ * verifier (barrier_var: the compiler may not drop it as redundant) */
+static __always_inline u32 rank_of(u32 cpu)
+{
+	barrier_var(cpu);
+	return cfg.rank[cpu & (SCX_SF_MAX_CPUS - 1)];
+}
+
+static __always_inline bool reserved_cpu(s32 cpu, u32 nres)
+{
+	return cpu >= 0 && cpu < SCX_SF_MAX_CPUS && rank_of(cpu) < nres;
+}
+
+/* May a task of this kind be placed on cpu?  Targets anywhere (reserved
+ * CPUs first, see claim_idle), the others on shared CPUs only. */
+static __always_inline bool in_pool(bool target, s32 cpu, u32 nres)
+{
+	return target || !reserved_cpu(cpu, nres);
+}
+
+static __always_inline bool may_run_on(struct task_struct *p, s32 cpu)
 {
 	return bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
 }
 
 /*
- * A CPU of [lo, hi) that p may run on and that was idle (now claimed), or
- * -1.  prev is tried first.
+ * An idle CPU p may run on, reserved (res) or shared, now claimed, or -1.
+ * prev is tried first.
  */
-static __always_inline s32 claim_idle(struct task_struct *p, s32 prev, u32 lo,
-				      u32 hi)
+static __always_inline s32 claim_idle(struct task_struct *p, s32 prev,
+				      bool res, u32 nres)
 {
-	if (prev >= (s32)lo && prev < (s32)hi && may_run_on(p, prev) &&
-	    scx_bpf_test_and_clear_cpu_idle(prev))
+	if (prev >= 0 && reserved_cpu(prev, nres) == res &&
+	    may_run_on(p, prev) && scx_bpf_test_and_clear_cpu_idle(prev))
 		return prev;
-	for (u32 cpu = lo; cpu < hi && cpu < SCX_SF_MAX_CPUS; cpu++)
-		if (may_run_on(p, cpu) && scx_bpf_test_and_clear_cpu_idle(cpu))
+	for (s32 cpu = 0; cpu < cfg.nr_cpus && cpu < SCX_SF_MAX_CPUS; cpu++)
+		if (reserved_cpu(cpu, nres) == res && may_run_on(p, cpu) &&
+		    scx_bpf_test_and_clear_cpu_idle(cpu))
 			return cpu;
 	return -1;
 }
 
-/* A CPU p may run on: its own if allowed, else the first allowed one. */
-static __always_inline s32 allowed_cpu(struct task_struct *p, u32 lo, u32 hi)
+/* An idle CPU for p: a target's reserved ones first, then shared ones. */
+static __always_inline s32 find_idle(struct task_struct *p, bool target,
+				     s32 prev, u32 nres)
+{
+	s32 cpu = -1;
+
+	if (target && nres)
+		cpu = claim_idle(p, prev, true, nres);
+	if (cpu < 0)
+		cpu = claim_idle(p, prev, false, nres);
+	return cpu;
+}
+
+/* A CPU p may run on: in its pool if one allows it (its own first), else
+ * any (pool false); -1: none. */
+static __always_inline s32 allowed_cpu(struct task_struct *p, bool target,
+				       bool pool, u32 nres)
 {
 	s32 cur = scx_bpf_task_cpu(p);
 
-	if (cur >= (s32)lo && cur < (s32)hi && may_run_on(p, cur))
+	if (may_run_on(p, cur) && (!pool || in_pool(target, cur, nres)))
 		return cur;
-	for (u32 cpu = lo; cpu < hi && cpu < SCX_SF_MAX_CPUS; cpu++)
-		if (may_run_on(p, cpu))
+	for (s32 cpu = 0; cpu < cfg.nr_cpus && cpu < SCX_SF_MAX_CPUS; cpu++)
+		if (may_run_on(p, cpu) && (!pool || in_pool(target, cpu, nres)))
 			return cpu;
 	return -1;
+}
+
+/*
+ * A waking target found no idle CPU: preempt a reserved CPU that runs
+ * another task, else a shared one whose other task's share is served.
+ */
+static __always_inline void preempt_for(struct task_struct *p, u32 nres)
+{
+	u64 now = bpf_ktime_get_ns();
+	struct scx_sf_cpu *c;
+	s32 victim = -1;
+
+	for (s32 cpu = 0; cpu < cfg.nr_cpus && cpu < SCX_SF_MAX_CPUS; cpu++) {
+		c = cpu_ctx(cpu);
+		if (!c || c->cur != SCX_SF_RUN_OTHER || !may_run_on(p, cpu))
+			continue;
+		if (reserved_cpu(cpu, nres)) {
+			victim = cpu;
+			break;
+		}
+		if (victim < 0 && now >= c->protect_until_ns)
+			victim = cpu;
+	}
+	if (victim < 0)
+		return;
+	c = cpu_ctx(victim);
+	if (c)
+		__sync_fetch_and_add(&c->preempts, 1);
+	scx_bpf_kick_cpu(victim, SCX_KICK_PREEMPT);
 }
 
 s32 SCX_OPS(sf_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	bool target;
-	u32 lo, hi;
 	s32 cpu;
 
 	if (p->nr_cpus_allowed == 1)
 		return prev_cpu;
-	target = is_target(p);
+	target = target_of(p);
 	/* --test-stall: the targets always go through their queue */
 	if (target && cfg.test_stall)
 		return prev_cpu;
-	pool_of(target, reserved_first, &lo, &hi);
-	cpu = claim_idle(p, prev_cpu, lo, hi);
+	cpu = find_idle(p, target, prev_cpu, nr_reserved);
 	if (cpu >= 0) {
 		/* idle and claimed: run there without a queue */
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cfg.slice_ns, 0);
@@ -188,306 +279,244 @@ s32 SCX_OPS(sf_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 
 void SCX_OPS(sf_enqueue, struct task_struct *p, u64 enq_flags)
 {
-	u32 lo, hi, first = reserved_first;
-	u64 dsq;
+	struct task_ctx *t = tctx(p);
+	bool target = t ? t->target : is_target(p);
+	bool stall = target && cfg.test_stall;
+	u32 nres = nr_reserved;
 	s32 cpu;
 
-	dsq = pool_of(is_target(p), first, &lo, &hi);
+	if (t && target && !t->queued_ns)
+		t->queued_ns = bpf_ktime_get_ns();
+	/* per-CPU kthreads (ksoftirqd, the timer's): head, preempting */
+	if ((p->flags & PF_KTHREAD) && p->nr_cpus_allowed == 1) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cfg.slice_ns,
+				   enq_flags | SCX_ENQ_HEAD | SCX_ENQ_PREEMPT);
+		return;
+	}
 	if (p->nr_cpus_allowed < cfg.nr_cpus) {
 		/* pinned, or kept off its pool by its affinity */
-		cpu = allowed_cpu(p, lo, hi);
-		if (cpu < 0)
-			cpu = allowed_cpu(p, 0, cfg.nr_cpus);
-		if (cpu >= 0 && (p->nr_cpus_allowed == 1 ||
-				 cpu < (s32)lo || cpu >= (s32)hi)) {
-			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu,
-					   cfg.slice_ns, enq_flags);
-			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-			return;
+		cpu = allowed_cpu(p, target, true, nres);
+		if (p->nr_cpus_allowed == 1 || cpu < 0) {
+			cpu = allowed_cpu(p, target, false, nres);
+			if (cpu >= 0) {
+				scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu,
+						   cfg.slice_ns, enq_flags);
+				scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+				return;
+			}
 		}
 	}
-	scx_bpf_dsq_insert(p, dsq, cfg.slice_ns, enq_flags);
-	cpu = claim_idle(p, -1, lo, hi);
+	/* nothing else queued for its CPU (sf_dispatch did not keep it):
+	 * keep it there if it may stay.  The CPU is on its way to idle, and
+	 * a local task does not wake it (the kernel asks for "an explicit
+	 * follow-up scheduling event"): kick it, or the task sits there
+	 * until the CPU next wakes (32 ms in a guest) */
+	if ((enq_flags & SCX_ENQ_LAST) && !stall &&
+	    in_pool(target, scx_bpf_task_cpu(p), nres)) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cfg.slice_ns, enq_flags);
+		scx_bpf_kick_cpu(scx_bpf_task_cpu(p), 0);
+		return;
+	}
+	scx_bpf_dsq_insert(p, target ? SCX_SF_DSQ_TARGET : SCX_SF_DSQ_SHARED,
+			   cfg.slice_ns, enq_flags);
+	if (stall)
+		return;
+	cpu = find_idle(p, target, -1, nres);
 	if (cpu >= 0)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	else if (target)
+		preempt_for(p, nres);
+}
+
+/*
+ * Nothing was queued for this CPU: prev, still runnable after its slice,
+ * goes on with a new one when it may stay here (the kernel keeps a prev
+ * with slice left).  Without this, SCX_OPS_ENQ_LAST sends it through
+ * ops.enqueue while the CPU heads for idle.
+ */
+static __always_inline void keep_prev(struct task_struct *prev, s32 cpu,
+				      u32 nres)
+{
+	bool target;
+
+	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
+		return;
+	target = target_of(prev);
+	if ((target && cfg.test_stall) || !in_pool(target, cpu, nres))
+		return;
+	prev->scx.slice = cfg.slice_ns;
 }
 
 void SCX_OPS(sf_dispatch, s32 cpu, struct task_struct *prev)
 {
-	u32 first = reserved_first;
+	u32 nres = nr_reserved;
+	struct scx_sf_cpu *c;
+	bool prev_waits, owed;
 
-	/* reserved CPUs, and every CPU while nothing is reserved; never
-	 * under --test-stall, whose point is a target left waiting */
-	if ((u32)cpu >= first || first >= cfg.nr_cpus) {
-		if (!cfg.test_stall &&
-		    scx_bpf_dsq_move_to_local(SCX_SF_DSQ_TARGET))
-			return;
-		if ((u32)cpu >= first && first < cfg.nr_cpus)
-			return;
+	/* reserved: the targets only; never under --test-stall, whose
+	 * point is a target left waiting */
+	if (reserved_cpu(cpu, nres)) {
+		if (cfg.test_stall ||
+		    !scx_bpf_dsq_move_to_local(SCX_SF_DSQ_TARGET))
+			keep_prev(prev, cpu, nres);
+		return;
 	}
-	scx_bpf_dsq_move_to_local(SCX_SF_DSQ_SHARED);
+	/* shared: the targets first, unless they ran slice_ns here while
+	 * another task waited (prev included: it queues after this) */
+	c = cpu_ctx(cpu);
+	prev_waits = prev && (prev->scx.flags & SCX_TASK_QUEUED) &&
+		     !target_of(prev);
+	owed = c && c->debt_ns >= cfg.slice_ns &&
+	       (prev_waits || scx_bpf_dsq_nr_queued(SCX_SF_DSQ_SHARED) > 0);
+	if (!owed && !cfg.test_stall &&
+	    scx_bpf_dsq_move_to_local(SCX_SF_DSQ_TARGET))
+		return;
+	if (scx_bpf_dsq_move_to_local(SCX_SF_DSQ_SHARED))
+		return;
+	/* owed to prev: it goes on; else the targets */
+	if (owed && !prev_waits && !cfg.test_stall &&
+	    scx_bpf_dsq_move_to_local(SCX_SF_DSQ_TARGET))
+		return;
+	keep_prev(prev, cpu, nres);
 }
 
-/* Is p running outside its pool?  (Not for tasks bound to other CPUs.) */
-static __always_inline bool misplaced(struct task_struct *p, bool target,
-				      u32 cpu)
+void SCX_OPS(sf_runnable, struct task_struct *p, u64 enq_flags)
 {
-	u32 lo, hi;
+	struct task_ctx *t = tctx(p);
+	s32 n;
 
-	if (p->nr_cpus_allowed < cfg.nr_cpus)
-		return false;
-	pool_of(target, reserved_first, &lo, &hi);
-	return cpu < lo || cpu >= hi;
+	if (!t)
+		return;
+	t->target = is_target(p);
+	if (!t->target || t->counted)
+		return;
+	t->counted = 1;
+	t->queued_ns = bpf_ktime_get_ns();
+	/* the compiled CPU (v1) has no fetching atomics: add, then read */
+	__sync_fetch_and_add(&nr_tgt_runnable, 1);
+	n = nr_tgt_runnable;
+	if (n > tgt_runnable_peak)
+		tgt_runnable_peak = n;
+}
+
+void SCX_OPS(sf_quiescent, struct task_struct *p, u64 deq_flags)
+{
+	struct task_ctx *t = tctx(p);
+
+	if (t && t->counted) {
+		t->counted = 0;
+		__sync_fetch_and_add(&nr_tgt_runnable, -1);
+	}
 }
 
 void SCX_OPS(sf_running, struct task_struct *p)
 {
-	u32 cpu = bpf_get_smp_processor_id();
+	s32 cpu = bpf_get_smp_processor_id();
+	u64 now = bpf_ktime_get_ns();
+	u32 nres = nr_reserved;
 	struct scx_sf_state *st;
 	struct scx_sf_cpu *c;
-	bool target;
+	struct task_ctx *t;
 	u32 zero = 0;
+	bool target;
 
-	c = bpf_map_lookup_elem(&scx_sf_cpus, &cpu);
+	c = cpu_ctx(cpu);
 	if (!c)
 		return;
-	if (p->nr_cpus_allowed < cfg.nr_cpus) {
-		/* placed by its affinity, not by the pools */
+	c->run_start_ns = now;
+	t = tctx(p);
+	target = t ? t->target : is_target(p);
+	/* placed by its affinity, not by the pools: pinned, or another
+	 * task on a reserved CPU because it may run on no shared one */
+	if (p->nr_cpus_allowed == 1 ||
+	    (!target && p->nr_cpus_allowed < cfg.nr_cpus &&
+	     reserved_cpu(cpu, nres))) {
+		c->cur = SCX_SF_RUN_BOUND;
 		c->bound_runs++;
 		return;
 	}
-	target = is_target(p);
-	if (target)
+	if (target) {
+		c->cur = SCX_SF_RUN_TARGET;
 		c->target_runs++;
-	else
-		c->other_runs++;
-	if (!misplaced(p, target, cpu))
+		if (nres && !reserved_cpu(cpu, nres))
+			c->spilled++;
+		if (t && t->queued_ns) {
+			u64 d = now - t->queued_ns;
+
+			t->queued_ns = 0;
+			if (d > tgt_delay_max)
+				tgt_delay_max = d;
+			if (d > cfg.delay_ns)
+				__sync_fetch_and_add(&tgt_delays, 1);
+		}
 		return;
+	}
+	c->cur = SCX_SF_RUN_OTHER;
+	c->other_runs++;
+	/* it runs unpreempted until it has repaid the targets' debt */
+	c->protect_until_ns = now + c->debt_ns;
+	if (!reserved_cpu(cpu, nres))
+		return;
+	/* queued here before the CPU became reserved: it leaves at once
+	 * (sf_enqueue then sends it to the shared queue) */
+	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 	st = bpf_map_lookup_elem(&scx_sf_state, &zero);
-	if (st && bpf_ktime_get_ns() - st->last_change_ns <= cfg.grace_ns)
+	if (st && now - st->last_change_ns <= cfg.grace_ns)
 		c->moved++;
 	else
 		c->misplaced++;
 }
 
-/* A task left on the wrong side of a reservation change yields at once. */
+void SCX_OPS(sf_stopping, struct task_struct *p, bool runnable)
+{
+	s32 cpu = bpf_get_smp_processor_id();
+	struct scx_sf_cpu *c = cpu_ctx(cpu);
+	u64 d;
+
+	if (!c)
+		return;
+	d = bpf_ktime_get_ns() - c->run_start_ns;
+	if (c->cur == SCX_SF_RUN_TARGET) {
+		__sync_fetch_and_add(&tgt_run_ns, d);
+		if (!reserved_cpu(cpu, nr_reserved)) {
+			d += c->debt_ns;
+			c->debt_ns = d < cfg.slice_ns ? d : cfg.slice_ns;
+		}
+	} else if (c->cur == SCX_SF_RUN_OTHER) {
+		c->debt_ns = c->debt_ns > d ? c->debt_ns - d : 0;
+	}
+	c->cur = SCX_SF_RUN_NONE;
+}
+
+/* Another task left on a CPU that became reserved yields at once. */
 void SCX_OPS(sf_tick, struct task_struct *p)
 {
-	if (misplaced(p, is_target(p), bpf_get_smp_processor_id()))
+	s32 cpu = bpf_get_smp_processor_id();
+	struct scx_sf_cpu *c = cpu_ctx(cpu);
+
+	if (c && c->cur == SCX_SF_RUN_OTHER && reserved_cpu(cpu, nr_reserved))
 		p->scx.slice = 0;
 }
 
-/* ---- the decision, every period ---- */
-
-/*
- * The poll window in progress stands in for the newest closed one when it has
- * run longer than that one (or than SCX_SF_PARTIAL_MIN_NS when none closed):
- * a server that is starved of CPU, or saturated, rarely waits, so its poll
- * windows stop closing and the newest closed one, taken when it still
- * waited, would keep saying "idle".  Its running sums say how little it
- * waits now (the wait in progress is not in them: it can only make the
- * share look busier, and a target with no event at all for stale_ns has
- * demand 0 anyway).
- */
-#define SCX_SF_PARTIAL_MIN_NS	(100 * 1000 * 1000ULL)
-
-struct poll_partial {
-	u64 pending;
-	u64 start_ns;
-	u64 sum_ns;
-	u64 runq_ns;
-	u64 span_ns;		/* of the newest closed window, 0: none */
-};
-
-static __always_inline void use_partial(const struct poll_partial *pp,
-					struct sfc_signals *sig)
+s32 SCX_OPS(sf_init_task, struct task_struct *p,
+	    struct scx_init_task_args *args)
 {
-	u64 age, idle;
-
-	if (!pp->pending || !pp->start_ns || sig->now_ns <= pp->start_ns)
-		return;
-	age = sig->now_ns - pp->start_ns;
-	if (age <= pp->span_ns || age < SCX_SF_PARTIAL_MIN_NS)
-		return;
-	idle = pp->sum_ns > pp->runq_ns ? pp->sum_ns - pp->runq_ns : 0;
-	/* sum <= pending * 2^32 ns: 1000 * sum fits 64 bits */
-	idle = idle * 1000 / age;
-	sig->poll_idle_permille = idle > 0xffffffffULL ? 0xffffffff : (u32)idle;
-	if (!sig->poll_seq)
-		sig->poll_seq = 1;	/* information, though no window closed */
-}
-
-/*
- * Copy what the policy needs from stream `stream` of target t into sig,
- * under the stream's lock; returns the stream's published count, or 0 when
- * the slot's data is of another generation.
- */
-static __always_inline u64 read_stream(const volatile struct scx_sf_target *t,
-				       u32 stream, struct sfc_signals *sig)
-{
-	u32 key = satfeed_stream_key(t->slot, stream);
-	struct poll_partial pp = {};
-	const struct satfeed_window *w;
-	struct satfeed_stream *s;
-	u64 published = 0;
-	bool mine = false;
-
-	s = bpf_map_lookup_elem(&sf_streams, &key);
-	if (!s)
-		return 0;
-	bpf_spin_lock(&s->lock);
-	if (s->gen != t->gen)
-		goto unlock;
-	mine = true;
-	published = s->published;
-	if (s->last_ns > sig->last_event_ns)
-		sig->last_event_ns = s->last_ns;
-	if (stream == SATFEED_STREAM_POLL) {
-		pp.pending = s->pending;
-		pp.start_ns = s->acc_start_ns;
-		pp.sum_ns = s->acc_sum_ns;
-		pp.runq_ns = s->acc_runq_ns;
-	}
-	w = satfeed_newest_window(s);
-	if (!w)
-		goto unlock;
-	if (stream == SATFEED_STREAM_RECV) {
-		sig->recv_seq = w->seq;
-		sig->recv_cv2_permille = w->cv2_permille;
-	} else if (stream == SATFEED_STREAM_POLL) {
-		sig->poll_seq = w->seq;
-		sig->poll_idle_permille = w->idle_permille;
-		pp.span_ns = w->end_ns > w->start_ns ? w->end_ns - w->start_ns : 0;
-	}
-unlock:
-	bpf_spin_unlock(&s->lock);
-	if (mine && stream == SATFEED_STREAM_POLL)
-		use_partial(&pp, sig);
-	return published;
-}
-
-/* One target's level for this period (0 once released). */
-static __always_inline u32 decide_target(u32 i, u64 now,
-					 struct scx_sf_state *st)
-{
-	const volatile struct scx_sf_target *t = &cfg.targets[i];
-	struct scx_sf_target_state *ts = &st->t[i];
-	struct sfc_signals sig = { .now_ns = now };
-	/* read through cfg's volatile: a plain pointer would let the
-	 * compiler fold the fields to their initial values */
-	struct sfc_policy_params params = {
-		.hysteresis = cfg.policy.hysteresis,
-		.max_step = cfg.policy.max_step,
-		.min_interval_ns = cfg.policy.min_interval_ns,
-		.stale_ns = cfg.policy.stale_ns,
-	};
-	struct satfeed_target *tgt;
-	u32 slot = t->slot;
-	u64 fresh = 0;
-
-	tgt = bpf_map_lookup_elem(&sf_targets, &slot);
-	ts->live = tgt && tgt->kind == t->kind && tgt->id == t->id &&
-		   tgt->gen == t->gen && tgt->state == SATFEED_STATE_ACTIVE;
-	if (ts->live) {
-		for (u32 s = 0; s < SATFEED_NR_STREAMS; s++) {
-			u64 pub = read_stream(t, s, &sig);
-
-			/* windows closed before the first period do not count */
-			if (pub > ts->published[s] && st->periods > 1)
-				fresh += pub - ts->published[s];
-			ts->published[s] = pub;
-		}
-	}
-	if (fresh) {
-		ts->windows += fresh;
-		st->windows += fresh;
-		ts->last_window_ns = now;
-	}
-	if (!ts->live || now - ts->last_window_ns > cfg.release_ns) {
-		if (!ts->released && ts->pol.level)
-			st->releases++;
-		ts->released = 1;
-		ts->pol.level = 0;
-		ts->pol.demand = 0;
-		return 0;
-	}
-	ts->released = 0;
-	sfc_policy_step(&params, &ts->pol, &sig);
-	return ts->pol.level;
-}
-
-/* Reserve `want` CPUs and set every CPU's performance target. */
-static __always_inline void enforce(struct scx_sf_state *st, u32 want, u64 now)
-{
-	u32 n = cfg.nr_cpus, first = n - want;
-
-	st->perf_base = cfg.perf_base;
-	st->perf_reserved = want ? cfg.perf_base +
-			    (SCX_SF_PERF_ONE - cfg.perf_base) * st->level / 100 :
-			    cfg.perf_base;
-	if (want != st->reserved) {
-		st->reserved = want;
-		st->changes++;
-		st->last_change_ns = now;
-		if (!cfg.dry_run)
-			reserved_first = first;
-	}
-	for (u32 cpu = 0; cpu < n && cpu < SCX_SF_MAX_CPUS; cpu++) {
-		u32 key = cpu;	/* the loop counter stays in a register */
-		struct scx_sf_cpu *c = bpf_map_lookup_elem(&scx_sf_cpus, &key);
-		u32 res = cpu >= first;
-		u32 perf = res ? st->perf_reserved : st->perf_base;
-
-		if (!c)
-			continue;
-		if (cfg.dry_run) {
-			c->reserved = res;
-			c->perf = perf;
-			continue;
-		}
-		if (perf != c->perf) {
-			scx_bpf_cpuperf_set(cpu, perf);
-			c->perf = perf;
-		}
-		/* a CPU that changes side drops what it runs now */
-		if (res != c->reserved)
-			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
-		c->reserved = res;
-	}
-}
-
-static int decide(void *map, u32 *key, struct decide_timer *dt)
-{
-	struct scx_sf_state *st;
-	u32 zero = 0, level = 0, want;
-	u64 now = bpf_ktime_get_ns();
-
-	st = bpf_map_lookup_elem(&scx_sf_state, &zero);
-	if (!st)
-		return 0;
-	if (!st->periods) {
-		st->start_ns = now;
-		/* a target has release_ns from the start to show a window */
-		for (u32 i = 0; i < SCX_SF_MAX_TARGETS; i++)
-			st->t[i].last_window_ns = now;
-	}
-	st->periods++;
-	st->now_ns = now;
-	for (u32 i = 0; i < SCX_SF_MAX_TARGETS && i < cfg.nr_targets; i++) {
-		u32 l = decide_target(i, now, st);
-
-		if (l > level)
-			level = l;
-	}
-	st->level = level;
-	/* round to the nearest CPU: a low level reserves none */
-	want = (level * cfg.max_reserved + 50) / 100;
-	if (want > cfg.max_reserved)
-		want = cfg.max_reserved;
-	enforce(st, want, now);
-	bpf_timer_start(&dt->timer, cfg.period_ns, 0);
+	if (!bpf_task_storage_get(&scx_sf_task, p, 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE))
+		return -12;	/* ENOMEM */
 	return 0;
 }
+
+/* Entering sched_ext (after fork, in its final cgroup): which kind. */
+void SCX_OPS(sf_enable, struct task_struct *p)
+{
+	struct task_ctx *t = tctx(p);
+
+	if (t)
+		t->target = is_target(p);
+}
+
+#include "scx_decide.bpf.h"
 
 static int start_decisions(void)
 {
@@ -511,7 +540,7 @@ s32 SCX_OPS_SLEEPABLE(sf_init)
 {
 	int err;
 
-	reserved_first = cfg.nr_cpus;
+	nr_reserved = 0;
 	err = scx_bpf_create_dsq(SCX_SF_DSQ_SHARED, -1);
 	if (!err)
 		err = scx_bpf_create_dsq(SCX_SF_DSQ_TARGET, -1);
@@ -522,9 +551,14 @@ s32 SCX_OPS_SLEEPABLE(sf_init)
 
 void SCX_OPS(sf_exit, struct scx_exit_info *ei)
 {
+	struct decide_timer *dt;
 	struct scx_sf_exit *e;
 	u32 zero = 0;
 
+	/* no decision after the scheduler is gone */
+	dt = bpf_map_lookup_elem(&scx_sf_timer, &zero);
+	if (dt)
+		bpf_timer_cancel(&dt->timer);
 	e = bpf_map_lookup_elem(&scx_sf_exit, &zero);
 	if (!e)
 		return;
@@ -538,7 +572,7 @@ void SCX_OPS(sf_exit, struct scx_exit_info *ei)
 SEC("syscall")
 int sf_dry_run(void *ctx)
 {
-	reserved_first = cfg.nr_cpus;
+	nr_reserved = 0;
 	return start_decisions();
 }
 
@@ -547,9 +581,17 @@ struct sched_ext_ops sf_ops = {
 	.select_cpu = (void *)sf_select_cpu,
 	.enqueue = (void *)sf_enqueue,
 	.dispatch = (void *)sf_dispatch,
+	.runnable = (void *)sf_runnable,
 	.running = (void *)sf_running,
+	.stopping = (void *)sf_stopping,
+	.quiescent = (void *)sf_quiescent,
 	.tick = (void *)sf_tick,
+	.init_task = (void *)sf_init_task,
+	.enable = (void *)sf_enable,
 	.init = (void *)sf_init,
 	.exit = (void *)sf_exit,
+	/* a task with nothing queued behind it comes back to ops.enqueue
+	 * instead of keeping its CPU (scx_central does the same) */
+	.flags = SCX_OPS_ENQ_LAST,
 	.name = SCX_SF_NAME,
 };

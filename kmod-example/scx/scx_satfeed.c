@@ -44,11 +44,13 @@ static struct scx_env env = {
 	.root = SATFEED_DEFAULT_ROOT,
 	.cfg = {
 		.min_shared = 1,
-		.perf_base = SCX_SF_PERF_ONE / 2,
+		.headroom_pct = 25,
 		.period_ns = 10 * MS,
 		.release_ns = 0,	/* 2 x the engine's age bound */
 		.grace_ns = 100 * MS,
 		.slice_ns = 5 * MS,
+		.shrink_ns = 2000 * MS,
+		.delay_ns = 1 * MS,
 		.policy = {
 			.hysteresis = 5,
 			.max_step = 25,
@@ -72,11 +74,13 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: scx_satfeed [OPTIONS] TARGET...\n"
 "\n"
-"A sched_ext scheduler driven by satfeed's windows: the targets' threads get\n"
-"a reserved set of CPUs whose size and performance target follow their\n"
-"demand (kmod-example's policy: slack falls, variance rises -> demand up);\n"
-"every other task runs on the remaining CPUs.  Needs a kernel with\n"
-"CONFIG_SCHED_CLASS_EXT, satfeed loaded, and each target watched.\n"
+"A sched_ext scheduler driven by satfeed's windows: while kmod-example's\n"
+"policy sees demand (slack falls, variance rises), the targets' threads get\n"
+"reserved CPUs at full performance, as many as their measured CPU use and\n"
+"runnable threads need; nothing else runs there.  On the other CPUs the\n"
+"targets go first but every other task keeps half of a CPU it waits for.\n"
+"Needs a kernel with CONFIG_SCHED_CLASS_EXT, satfeed loaded, and each\n"
+"target watched.\n"
 "\n"
 "Targets (up to %d; each must be watched by satfeed):\n"
 "  -p, --pid PID          a watched process\n"
@@ -87,11 +91,19 @@ static void usage(FILE *f)
 "  --period-ms N          decision period of the BPF timer (default 10)\n"
 "  --min-shared N         CPUs never reserved (default 1)\n"
 "  --max-reserved N       most CPUs reserved (default: all but --min-shared)\n"
-"  --perf-base N          perf target of unreserved CPUs, 0..1024 (default 512)\n"
+"  --perf-base N          perf target of unreserved CPUs while some CPU is\n"
+"                         reserved, 1..1024 (default: never set, full)\n"
+"  --headroom-pct N       reserve CPU use x (100 + N)%% (default 25)\n"
+"  --shrink-ms N          one CPU less after the need stayed lower N ms\n"
+"                         (default 2000)\n"
+"  --delay-us N           one CPU more when a target waited N us to run\n"
+"                         with more threads runnable than reserved CPUs\n"
+"                         (default 1000)\n"
 "  --release-ms N         no window for N ms: release (default: 2 x the\n"
 "                         engine's age bound, sf_info.max_age_ns, after\n"
 "                         which its own readers call it stopped)\n"
-"  --slice-us N           time slice (default 5000)\n"
+"  --slice-us N           time slice; also the most a target runs on a\n"
+"                         shared CPU while another task waits (default 5000)\n"
 "  --hysteresis N --max-step N --rate-limit-ms N --stale-ms N\n"
 "                         the policy's settings (defaults 5, 25, 50, 1000)\n"
 "  --watchdog-ms N        the kernel stops the scheduler when a task waits\n"
@@ -145,7 +157,7 @@ int main(int argc, char **argv)
 	enum { O_PERIOD = SF_OPT_NEXT, O_MIN_SHARED, O_MAX_RES, O_PERF_BASE,
 	       O_RELEASE, O_SLICE, O_HYST, O_STEP, O_RATE, O_STALE, O_DRY,
 	       O_STATS, O_JSON, O_INTERVAL, O_DURATION, O_WATCHDOG,
-	       O_TEST_STALL };
+	       O_TEST_STALL, O_HEADROOM, O_SHRINK, O_DELAY };
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "cgroup", required_argument, NULL, 'c' },
@@ -155,6 +167,9 @@ int main(int argc, char **argv)
 		{ "max-reserved", required_argument, NULL, O_MAX_RES },
 		{ "perf-base", required_argument, NULL, O_PERF_BASE },
 		{ "release-ms", required_argument, NULL, O_RELEASE },
+		{ "headroom-pct", required_argument, NULL, O_HEADROOM },
+		{ "shrink-ms", required_argument, NULL, O_SHRINK },
+		{ "delay-us", required_argument, NULL, O_DELAY },
 		{ "slice-us", required_argument, NULL, O_SLICE },
 		{ "hysteresis", required_argument, NULL, O_HYST },
 		{ "max-step", required_argument, NULL, O_STEP },
@@ -211,8 +226,20 @@ int main(int argc, char **argv)
 							0, SCX_SF_MAX_CPUS);
 			break;
 		case O_PERF_BASE:
-			c->perf_base = parse_num("--perf-base", optarg, 0,
+			c->perf_base = parse_num("--perf-base", optarg, 1,
 						 SCX_SF_PERF_ONE);
+			break;
+		case O_HEADROOM:
+			c->headroom_pct = parse_num("--headroom-pct", optarg, 0,
+						    400);
+			break;
+		case O_SHRINK:
+			c->shrink_ns = parse_num("--shrink-ms", optarg, 10,
+						 600000) * MS;
+			break;
+		case O_DELAY:
+			c->delay_ns = parse_num("--delay-us", optarg, 10,
+						1000000) * 1000;
 			break;
 		case O_RELEASE:
 			c->release_ns = parse_num("--release-ms", optarg, 1,
@@ -312,10 +339,11 @@ int main(int argc, char **argv)
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	printf("scx_satfeed: %s on %u CPUs: %u targets, up to %u reserved (%u shared), period %llu ms, perf base %u, release after %llu ms (%s)\n",
+	printf("scx_satfeed: %s on %u CPUs: %u targets, up to %u reserved (%u shared), period %llu ms, headroom %u%%, perf base %u, release after %llu ms (%s)\n",
 	       c->dry_run ? "dry run (nothing enforced)" : "attached",
 	       c->nr_cpus, c->nr_targets, c->max_reserved, c->min_shared,
-	       (unsigned long long)(c->period_ns / MS), c->perf_base,
+	       (unsigned long long)(c->period_ns / MS), c->headroom_pct,
+	       c->perf_base ? c->perf_base : SCX_SF_PERF_ONE,
 	       (unsigned long long)(c->release_ns / MS),
 	       env.release_set ? "--release-ms" : "2 x the engine's age bound");
 	fflush(stdout);

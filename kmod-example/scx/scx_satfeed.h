@@ -34,18 +34,30 @@ struct scx_sf_config {
 	__u32 nr_targets;
 	__u32 min_shared;	/* CPUs never reserved (>= 1) */
 	__u32 max_reserved;	/* at most nr_cpus - min_shared */
-	__u32 perf_base;	/* perf target of the shared CPUs, 0..1024 */
+	__u32 perf_base;	/* perf target of the shared CPUs while some
+				 * CPU is reserved, 1..1024; 0: never set
+				 * (the kernel's default, full performance) */
 	__u32 dry_run;		/* decide and report only */
 	__u32 test_stall;	/* test only: never dispatch the targets'
 				 * queue, so the kernel's watchdog stops the
 				 * scheduler (the error exit path) */
-	__u32 pad;
+	__u32 headroom_pct;	/* reservation: CPU use x (100 + this) / 100 */
 	__u64 period_ns;	/* decision period (bpf_timer) */
 	__u64 release_ns;	/* no window for this long: release */
 	__u64 grace_ns;		/* after a change, a misplaced run is a move */
-	__u64 slice_ns;		/* time slice of every task */
+	__u64 slice_ns;		/* time slice of every task; also the most a
+				 * target runs on a shared CPU while another
+				 * task waits there (the others' share) */
+	__u64 shrink_ns;	/* need below the reservation this long:
+				 * one CPU less */
+	__u64 delay_ns;		/* a target waited longer than this to run
+				 * with more runnable threads than reserved
+				 * CPUs: one CPU more */
 	struct sfc_policy_params policy;
 	struct scx_sf_target targets[SCX_SF_MAX_TARGETS];
+	/* reservation order: CPU c is reserved while rank[c] < reserved
+	 * (whole cores of one LLC first, from the topology) */
+	__u8 rank[SCX_SF_MAX_CPUS];
 };
 
 /* One target's view, written by each decision. */
@@ -64,9 +76,19 @@ struct scx_sf_state {
 	__u64 now_ns;		/* time of the last decision */
 	__u64 start_ns;		/* time of the first decision */
 	__u32 level;		/* the largest target level, 0..100 */
-	__u32 reserved;		/* CPUs reserved: the last `reserved` CPUs */
+	__u32 reserved;		/* CPUs reserved: those of rank < reserved */
 	__u32 perf_reserved;	/* perf target of the reserved CPUs */
 	__u32 perf_base;	/* perf target of the others */
+	__u32 need;		/* CPUs the targets need (before the limits) */
+	__u32 busy_permille;	/* targets' CPU use, 1/1000 CPU, smoothed */
+	__u32 runnable;		/* targets' runnable threads, most in the
+				 * period */
+	__u32 runnable_hold;	/* the most over the last shrink_ns */
+	__u64 runnable_hold_ns;	/* when runnable_hold was last raised */
+	__u64 shrink_since_ns;	/* need below the reservation since, 0: not */
+	__u64 run_ns;		/* targets' CPU time, total */
+	__u64 delay_max_ns;	/* longest target run-queue wait, last period */
+	__u64 delays;		/* target waits above delay_ns, total */
 	__u64 changes;		/* times the reservation changed */
 	__u64 last_change_ns;
 	__u64 releases;		/* reservations dropped for lack of windows */
@@ -74,21 +96,41 @@ struct scx_sf_state {
 	struct scx_sf_target_state t[SCX_SF_MAX_TARGETS];
 };
 
+/* What a CPU runs (scx_sf_cpu.cur). */
+enum scx_sf_run {
+	SCX_SF_RUN_NONE,
+	SCX_SF_RUN_TARGET,
+	SCX_SF_RUN_OTHER,
+	SCX_SF_RUN_BOUND,	/* placed by its affinity (bound_runs) */
+};
+
 /*
- * Per-CPU counters, each written on its own CPU (ops.running) except perf
- * and reserved, written by the timer.  A run is one ops.running() call.
+ * Per-CPU counters and state, each written on its own CPU (ops.running,
+ * ops.stopping) except perf and reserved, written by the timer, and
+ * preempts, by the CPU that kicks.  A run is one ops.running() call.
  */
 struct scx_sf_cpu {
 	__u64 target_runs;	/* runs of a target's threads */
 	__u64 other_runs;	/* runs of every other task */
-	__u64 bound_runs;	/* runs of tasks kept off some CPUs by their
-				 * affinity (per-CPU kthreads, ...): placed
-				 * by it, and counted in neither of the above */
-	__u64 moved;		/* runs outside the task's pool within grace_ns
-				 * of a reservation change */
-	__u64 misplaced;	/* runs outside the task's pool otherwise */
+	__u64 bound_runs;	/* runs placed by affinity, not the pools:
+				 * pinned tasks (per-CPU kthreads, ...) and
+				 * other tasks on a reserved CPU because they
+				 * may run on no shared one; counted in
+				 * neither of the above */
+	__u64 moved;		/* other tasks' runs on this reserved CPU
+				 * within grace_ns of a reservation change */
+	__u64 misplaced;	/* other tasks' runs on it otherwise */
+	__u64 spilled;		/* target runs here while it was shared and
+				 * some CPU was reserved */
+	__u64 preempts;		/* kicked to run a waking target */
+	__u64 debt_ns;		/* shared CPU: targets' run time not yet
+				 * matched by the others', 0..slice_ns */
+	__u64 run_start_ns;	/* when the current run started */
+	__u64 protect_until_ns;	/* another task runs here unpreempted until */
+	__u32 cur;		/* enum scx_sf_run: what runs now */
 	__u32 reserved;		/* 1 while this CPU is reserved */
 	__u32 perf;		/* perf target last set */
+	__u32 pad;
 };
 
 /* The kernel's exit info (struct scx_exit_info), copied by ops.exit. */

@@ -53,6 +53,7 @@ void print_stats(const struct scx_env *env, const struct snapshot *s,
 {
 	const struct scx_sf_state *st = &s->st;
 	__u64 tr = 0, tres = 0, or = 0, ores = 0, bound = 0, mov = 0, mis = 0;
+	__u64 spill = 0, kicks = 0;
 	__u32 n = env->cfg.nr_cpus;
 
 	for (__u32 i = 0; i < n; i++) {
@@ -63,6 +64,8 @@ void print_stats(const struct scx_env *env, const struct snapshot *s,
 		bound += c->bound_runs;
 		mov += c->moved;
 		mis += c->misplaced;
+		spill += c->spilled;
+		kicks += c->preempts;
 		if (c->reserved) {
 			tres += c->target_runs;
 			ores += c->other_runs;
@@ -72,12 +75,13 @@ void print_stats(const struct scx_env *env, const struct snapshot *s,
 		static int lines;
 
 		if (lines++ % 20 == 0)
-			printf("%8s %5s %8s %8s %9s %8s %10s %10s %8s %8s %6s\n",
-			       "periods", "level", "reserved", "perf_res",
-			       "perf_base", "windows", "tgt_runs", "oth_runs",
-			       "moved", "misplcd", "engine");
-		printf("%8llu %5u %8u %8u %9u %8llu %10llu %10llu %8llu %8llu %6s\n",
-		       (unsigned long long)st->periods, st->level, st->reserved,
+			printf("%8s %5s %4s %6s %8s %8s %9s %8s %10s %10s %8s %8s %6s\n",
+			       "periods", "level", "need", "busy", "reserved",
+			       "perf_res", "perf_base", "windows", "tgt_runs",
+			       "oth_runs", "moved", "misplcd", "engine");
+		printf("%8llu %5u %4u %6.2f %8u %8u %9u %8llu %10llu %10llu %8llu %8llu %6s\n",
+		       (unsigned long long)st->periods, st->level, st->need,
+		       st->busy_permille / 1000.0, st->reserved,
 		       st->perf_reserved, st->perf_base,
 		       (unsigned long long)st->windows,
 		       (unsigned long long)tr, (unsigned long long)or,
@@ -93,7 +97,10 @@ void print_stats(const struct scx_env *env, const struct snapshot *s,
 	       "\"engine\":\"%s\",\"target_runs\":%llu,"
 	       "\"target_runs_reserved\":%llu,\"other_runs\":%llu,"
 	       "\"other_runs_reserved\":%llu,\"bound_runs\":%llu,"
-	       "\"moved\":%llu,\"misplaced\":%llu,\"targets\":[",
+	       "\"moved\":%llu,\"misplaced\":%llu,\"spilled\":%llu,"
+	       "\"preempts\":%llu,\"need\":%u,\"busy_permille\":%u,"
+	       "\"runnable\":%u,\"runnable_hold\":%u,\"run_ns\":%llu,"
+	       "\"delay_max_ns\":%llu,\"delays\":%llu,\"targets\":[",
 	       (unsigned long long)st->periods, (unsigned long long)st->now_ns,
 	       st->level, st->reserved, st->perf_reserved, st->perf_base,
 	       (unsigned long long)st->changes,
@@ -104,7 +111,12 @@ void print_stats(const struct scx_env *env, const struct snapshot *s,
 	       (unsigned long long)tr, (unsigned long long)tres,
 	       (unsigned long long)or, (unsigned long long)ores,
 	       (unsigned long long)bound, (unsigned long long)mov,
-	       (unsigned long long)mis);
+	       (unsigned long long)mis, (unsigned long long)spill,
+	       (unsigned long long)kicks, st->need, st->busy_permille,
+	       st->runnable, st->runnable_hold,
+	       (unsigned long long)st->run_ns,
+	       (unsigned long long)st->delay_max_ns,
+	       (unsigned long long)st->delays);
 	for (__u32 i = 0; i < env->cfg.nr_targets; i++) {
 		const struct scx_sf_target_state *t = &st->t[i];
 
@@ -121,13 +133,17 @@ void print_stats(const struct scx_env *env, const struct snapshot *s,
 
 		printf("%s{\"cpu\":%u,\"reserved\":%u,\"perf\":%u,"
 		       "\"target_runs\":%llu,\"other_runs\":%llu,"
-		       "\"bound_runs\":%llu,\"moved\":%llu,\"misplaced\":%llu}",
+		       "\"bound_runs\":%llu,\"moved\":%llu,\"misplaced\":%llu,"
+		       "\"spilled\":%llu,\"preempts\":%llu,\"debt_ns\":%llu}",
 		       i ? "," : "", i, c->reserved, c->perf,
 		       (unsigned long long)c->target_runs,
 		       (unsigned long long)c->other_runs,
 		       (unsigned long long)c->bound_runs,
 		       (unsigned long long)c->moved,
-		       (unsigned long long)c->misplaced);
+		       (unsigned long long)c->misplaced,
+		       (unsigned long long)c->spilled,
+		       (unsigned long long)c->preempts,
+		       (unsigned long long)c->debt_ns);
 	}
 	printf("]}\n");
 	fflush(stdout);

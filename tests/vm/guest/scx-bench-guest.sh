@@ -1,35 +1,44 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The sched_ext benchmark, run as /test.sh by the guest's /init when
-# tests/vm/scx-bench.sh boots the Debian 7.x guest (-smp 4, by default with
-# QEMU -icount: guest time is the instruction count).
+# The sched_ext experiment, run as /test.sh by the guest's /init when
+# tests/vm/scx-bench.sh boots the Debian 7.x guest.
 #
 # The engine (fentry) watches the bundled server (sfserver, SF_THREADS
-# threads, SF_WORK_US of spinning per request) in every phase, so the only
-# difference between the two halves is the scheduler:
-#   1. capacity, alone (no antagonists, the default scheduler): rising rates
-#      (x SF_CAP_STEP from SF_CAP_START) until served < 95% of offered, a
-#      timeout, or p99 above 20x the first rate's; then the midpoint of the
-#      last pass and the first failure is tried
-#   2. SF_ANTAGONISTS busy loops per CPU start and run to the end
-#   3. the default scheduler (EEVDF): sfload at each of SF_LEVELS percent
-#      of the capacity (SF_WARMUP s of warm-up, SF_DURATION s measured)
-#   4. scx_satfeed -p SERVER: the same levels
+# threads, SF_WORK_US of spinning per request) throughout.  The load
+# generator (sfload) runs pinned to CPU 0 and nothing else is pinned there,
+# so it is kept out of the contest in every configuration.
+#   1. are the vCPUs independent?  A fixed job (SF_JOB iterations of a
+#      shell loop) on CPU 0, alone and with a busy loop on every other CPU:
+#      "SCX-BENCH vcpu alone_ms= busy_ms= slowdown=".  On independent
+#      CPUs slowdown is about 1; under single-threaded TCG with -icount it
+#      is about the number of busy vCPUs (one instruction stream sliced).
+#   2. the co-located capacity: the server alone on the last CPU, busy
+#      loops on CPUs 1..N-2 (the ideal partition), rising rates until
+#      served < 95% of offered, a timeout, or p99 above 20x the first
+#      rate's (SF_CAP_START, x SF_CAP_STEP)
+#   3. SF_REPS rounds; in each, every configuration once, in this order:
+#        solo       the server, no busy loops (the default scheduler)
+#        partition  server pinned to CPU N-1, busy loops pinned to 1..N-2
+#        default    server unpinned, busy loops on 1..N-1 (EEVDF)
+#        scx        the same, under scx_satfeed -p SERVER
+#      each at SF_LEVEL % of the co-located capacity, SF_WARMUP s of
+#      warm-up, SF_DURATION s measured (guest time).  N-1 busy loops run
+#      in every configuration but solo.
 # Per run one line on the console:
-#   SCX-BENCH sched=S load=PCT offered= served= p50_us= p99_us= timeouts=
-#             ant_cpus= reserved= level= seconds=
-# ant_cpus: the antagonists' CPU time over the run divided by its length,
-# in CPUs (their progress: each is a pure busy loop); reserved and level:
-# scx_satfeed's mean reservation and demand level over the measured part
-# (0 under the default scheduler).  "SCX-BENCH capacity=..." carries the
-# capacity.  Figures are printed, never judged; the exit status says only
-# whether every run produced them and everything was torn down.
+#   SCX-BENCH cfg=C rep=R rate= served= p50_us= p99_us= timeouts=
+#             delay_us= runs= ant_ips= reserved= seconds=
+# delay_us: the server's mean wait on a run queue per run (the kernel's
+# schedstat: run_delay / pcount over the run), the wake-up-to-run delay;
+# ant_ips: the busy loops' work done, iterations per guest second, summed;
+# reserved: scx_satfeed's reservation at the end of the run (0 otherwise).
+# Figures are printed, never judged here (tests/vm/scx-bench.sh computes
+# the means and confidence intervals); the exit status says whether every
+# run produced them and everything was torn down.
 #
 # Settings (kernel command line words): SF_WINDOW=64, SF_WORK_US=300,
-# SF_THREADS=1 (the policy reads one waiting thread's share: see
-# docs/sched_ext.md), SF_LEVELS="20 60 90", SF_WARMUP=2, SF_DURATION=6,
-# SF_CAP_START=400, SF_CAP_STEP=1.4, SF_CAP_DURATION=3, SF_ANTAGONISTS=1,
+# SF_THREADS=1, SF_LEVEL=50, SF_REPS=5, SF_WARMUP=1, SF_DURATION=3,
+# SF_CAP_START=50, SF_CAP_STEP=1.4, SF_CAP_DURATION=2, SF_JOB=50000,
 # SF_MIN_SHARED=2.
 set -u
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -37,18 +46,19 @@ export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 WINDOW=${SF_WINDOW:-64}
 WORK_US=${SF_WORK_US:-300}
 THREADS=${SF_THREADS:-1}
-LEVELS=${SF_LEVELS:-20 60 90}
-WARMUP=${SF_WARMUP:-2}
-DURATION=${SF_DURATION:-6}
-CAP_START=${SF_CAP_START:-400}
+LEVEL=${SF_LEVEL:-50}
+REPS=${SF_REPS:-5}
+WARMUP=${SF_WARMUP:-1}
+DURATION=${SF_DURATION:-3}
+CAP_START=${SF_CAP_START:-50}
 CAP_STEP=${SF_CAP_STEP:-1.4}
-CAP_DURATION=${SF_CAP_DURATION:-3}
-ANTAGONISTS=${SF_ANTAGONISTS:-1}
+CAP_DURATION=${SF_CAP_DURATION:-2}
+JOB=${SF_JOB:-50000}
 MIN_SHARED=${SF_MIN_SHARED:-2}
 PORT=9700
 NCPU=$(nproc)
+LAST=$((NCPU - 1))
 SCX=/sys/kernel/sched_ext
-STATS_MS=250
 
 say() { echo "SCX-BENCH: $*"; }
 die() { say "error: $*"; exit 1; }
@@ -59,20 +69,81 @@ jget() {
 		s = substr($0, i + length(k)); match(s, /^[-0-9.e+]+/)
 		if (!RLENGTH) exit 1; print substr(s, 1, RLENGTH) }' <<<"$1"
 }
-# uptime in centiseconds (the guest's clock: instructions under -icount)
-now_cs() { awk '{ split($1, t, "."); print t[1] * 100 + t[2] }' /proc/uptime; }
-# the antagonists' CPU time so far, in clock ticks (USER_HZ)
-ant_ticks() {
-	local a s=0
-	for a in $ANTS; do
-		s=$((s + $(awk '{ print $14 + $15 }' /proc/"$a"/stat)))
+# guest time in microseconds
+now_us() { local t=${EPOCHREALTIME/./}; echo "$t"; }
+
+[ "$NCPU" -ge 3 ] || die "needs at least 3 CPUs (load generator, server, busy loops)"
+command -v scx_satfeed >/dev/null || die "scx_satfeed missing from the initramfs"
+[ "$(cat $SCX/state 2>/dev/null)" = disabled ] || die "sched_ext absent or busy"
+say "kernel $(uname -r), $NCPU CPUs, clock $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+say "settings: work ${WORK_US} us, $THREADS threads, level $LEVEL %, $REPS rounds, warm-up $WARMUP s, measured $DURATION s, min shared $MIN_SHARED"
+
+# ---- 1. are the vCPUs independent? ----
+job() { local i=0; while [ $i -lt "$JOB" ]; do i=$((i + 1)); done; }
+timed_job() {
+	local t0 t1
+	t0=$(now_us)
+	taskset -c 0 bash -c "$(declare -f job); JOB=$JOB; job"
+	t1=$(now_us)
+	echo $(((t1 - t0) / 1000))
+}
+spin() { while :; do :; done; }
+alone=$(timed_job)
+SP=
+for c in $(seq 1 $LAST); do
+	taskset -c "$c" bash -c "$(declare -f spin); spin" &
+	SP="$SP $!"
+done
+sleep 0.5
+busy=$(timed_job)
+kill $SP
+wait 2>/dev/null
+say "fixed job on CPU 0: $alone ms alone, $busy ms with $LAST busy vCPUs beside it"
+echo "SCX-BENCH vcpu alone_ms=$alone busy_ms=$busy slowdown=$(awk -v a="$alone" -v b="$busy" 'BEGIN { printf "%.2f", a ? b / a : 0 }')"
+
+# ---- the server, the engine, the busy loops ----
+taskset -c 1-$LAST sfserver -p $PORT -w "$WORK_US" -t "$THREADS" -q &
+SRV=$!
+sleep 0.5
+satfeed-loader --attach fentry --window "$WINDOW" load >/dev/null &&
+	satfeedctl add --pid "$SRV" >/dev/null || die "cannot load the engine"
+
+# counting busy loops: each writes its iteration count to /tmp/ant.PID
+antagonist() {
+	local i=0
+	while :; do
+		i=$((i + 1))
+		[ $((i & 1023)) = 0 ] && echo "$i" > /tmp/ant.$BASHPID
 	done
-	echo "$s"
+}
+ANTS=
+# ants_start CPULIST: N-1 busy loops allowed on CPULIST
+ants_start() {
+	local i
+	rm -f /tmp/ant.*
+	ANTS=
+	for i in $(seq 1 $LAST); do
+		taskset -c "$1" bash -c "$(declare -f antagonist); antagonist" &
+		ANTS="$ANTS $!"
+	done
+}
+ants_stop() {
+	[ -z "$ANTS" ] || { kill $ANTS; wait $ANTS 2>/dev/null; }
+	ANTS=
+	rm -f /tmp/ant.*
+}
+ants_sum() { cat /tmp/ant.* 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
+# the server's threads: allowed on CPULIST
+pin_server() { taskset -a -p -c "$1" "$SRV" >/dev/null; }
+# schedstat of every server thread: "run_delay_ns pcount"
+srv_sched() {
+	cat /proc/"$SRV"/task/*/schedstat |
+		awk '{ d += $2; n += $3 } END { printf "%.0f %d\n", d, n }'
 }
 
-# run RATE WARMUP DURATION: sfload's JSON report in $REP
+# run RATE WARMUP DURATION: sfload (pinned to CPU 0) report in $REP
 run() {
-	REP=$(sfload -r "$1" -c 4 -W "$2" -d "$3" -D 1 -G --json \
+	REP=$(taskset -c 0 sfload -r "$1" -c 4 -W "$2" -d "$3" -D 1 -G --json \
 		127.0.0.1:$PORT 2>/tmp/sfload.err)
 	local rc=$?
 	[ "$rc" = 0 ] && [ -n "$REP" ] && return 0
@@ -80,32 +151,9 @@ run() {
 	return 1
 }
 
-# scx_mean FROM: mean reserved CPUs and level over the --json lines of
-# /tmp/scx.json after line FROM, skipping the warm-up's lines
-scx_mean() {
-	awk -v from="$1" -v skip="$(( (WARMUP * 1000 + STATS_MS - 1) / STATS_MS ))" '
-	function get(s, k,   i) {
-		i = index(s, "\"" k "\":"); if (!i) return 0
-		s = substr(s, i + length(k) + 3); match(s, /^[0-9]+/)
-		return substr(s, 1, RLENGTH) + 0
-	}
-	NR > from + skip && /^\{/ { n++; r += get($0, "reserved"); l += get($0, "level") }
-	END { if (n) printf "%.2f %.1f\n", r / n, l / n; else print "nan nan" }' \
-		/tmp/scx.json
-}
-
-command -v scx_satfeed >/dev/null || die "scx_satfeed missing from the initramfs"
-[ "$(cat $SCX/state 2>/dev/null)" = disabled ] || die "sched_ext absent or busy"
-say "kernel $(uname -r), $NCPU CPUs, clock $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
-say "settings: work ${WORK_US} us, $THREADS threads, levels '$LEVELS' %, warm-up $WARMUP s, measured $DURATION s, $ANTAGONISTS antagonists per CPU, min shared $MIN_SHARED, window $WINDOW"
-
-sfserver -p $PORT -w "$WORK_US" -t "$THREADS" -q &
-SRV=$!
-sleep 0.5
-satfeed-loader --attach fentry --window "$WINDOW" load >/dev/null &&
-	satfeedctl add --pid "$SRV" >/dev/null || die "cannot load the engine"
-
-# ---- 1. capacity, alone ----
+# ---- 2. the co-located capacity (the ideal partition) ----
+pin_server "$LAST"
+ants_start 1-$((LAST - 1))
 rate=$CAP_START cap= base=
 while :; do
 	run "$rate" 0.5 "$CAP_DURATION" || die "capacity run failed"
@@ -120,66 +168,60 @@ while :; do
 	rate=$(awk -v r="$rate" -v s="$CAP_STEP" 'BEGIN { printf "%.0f", r * s }')
 	[ "$rate" -le 200000 ] || break
 done
+ants_stop
 [ -n "$cap" ] || die "saturated at the first rate $CAP_START"
-# the midpoint (busybox awk has no sqrt)
-mid=$(awk -v a="$cap" -v b="$rate" 'BEGIN { printf "%.0f", (a + b) / 2 }')
-if run "$mid" 0.5 "$CAP_DURATION" &&
-   awk -v r="$mid" -v s="$(jget "$REP" served_rps)" -v p="$(jget "$REP" p99_us)" \
-	-v b="$base" -v t="$(jget "$REP" timeouts)" \
-	'BEGIN { exit !(s >= 0.95 * r && t == 0 && p <= 20 * b) }'; then
-	cap=$mid
-fi
 echo "SCX-BENCH capacity=$cap"
+RATE=$(awk -v c="$cap" -v p="$LEVEL" 'BEGIN { printf "%.0f", c * p / 100 }')
 
-# ---- 2. antagonists ----
-ANTS=
-for i in $(seq $((NCPU * ANTAGONISTS))); do
-	(while :; do :; done) &
-	ANTS="$ANTS $!"
-done
-
-# level SCHED PCT: one run at PCT % of the capacity
-level() {
-	local rate from t0 t1 a0 a1 res lvl
-	rate=$(awk -v c="$cap" -v p="$2" 'BEGIN { printf "%.0f", c * p / 100 }')
-	from=$(wc -l < /tmp/scx.json)
-	t0=$(now_cs) a0=$(ant_ticks)
-	run "$rate" "$WARMUP" "$DURATION" || return 1
-	t1=$(now_cs) a1=$(ant_ticks)
-	read -r res lvl <<<"$(scx_mean "$from")"
-	[ "$1" = default ] && res=0 lvl=0
-	echo "SCX-BENCH sched=$1 load=$2 offered=$rate" \
+# one CFG REP: one measured run of configuration CFG
+one() {
+	local cfg=$1 t0 t1 a0 a1 s0 s1 res=0 scxp=
+	case $cfg in
+	solo)		pin_server 1-$LAST ;;
+	partition)	pin_server "$LAST"; ants_start 1-$((LAST - 1)) ;;
+	default|scx)	pin_server 1-$LAST; ants_start 1-$LAST ;;
+	esac
+	if [ "$cfg" = scx ]; then
+		scx_satfeed -p "$SRV" --json --interval-ms 250 \
+			--min-shared "$MIN_SHARED" > /tmp/scx.json 2> /tmp/scx.err &
+		scxp=$!
+		for i in $(seq 100); do
+			[ "$(cat $SCX/state)" = enabled ] && break
+			sleep 0.1
+		done
+		[ "$(cat $SCX/state)" = enabled ] ||
+			{ say "scx_satfeed did not attach: $(cat /tmp/scx.err)"; ants_stop; return 1; }
+	fi
+	sleep "$WARMUP"
+	t0=$(now_us) a0=$(ants_sum) s0=$(srv_sched)
+	run "$RATE" 0 "$DURATION" || { ants_stop; return 1; }
+	t1=$(now_us) a1=$(ants_sum) s1=$(srv_sched)
+	if [ -n "$scxp" ]; then
+		res=$(grep '^{' /tmp/scx.json | tail -1 | awk '{ i = index($0, "\"reserved\":")
+			print substr($0, i + 11) + 0 }')
+		kill -INT "$scxp"
+		wait "$scxp" || { say "scx_satfeed exited $?: $(cat /tmp/scx.err)"; ants_stop; return 1; }
+	fi
+	ants_stop
+	echo "SCX-BENCH cfg=$cfg rep=$2 rate=$RATE" \
 	     "served=$(jget "$REP" served_rps) p50_us=$(jget "$REP" p50_us)" \
 	     "p99_us=$(jget "$REP" p99_us) timeouts=$(jget "$REP" timeouts)" \
-	     "ant_cpus=$(awk -v a=$((a1 - a0)) -v t=$((t1 - t0)) \
-			'BEGIN { printf "%.3f", t ? a / t : 0 }')" \
-	     "reserved=$res level=$lvl seconds=$(awk -v t=$((t1 - t0)) \
-			'BEGIN { printf "%.2f", t / 100 }')"
+	     "$(awk -v a="$s0" -v b="$s1" 'BEGIN { split(a, x, " "); split(b, y, " ")
+		n = y[2] - x[2]; d = n > 0 ? (y[1] - x[1]) / n / 1000 : 0
+		printf "delay_us=%.1f runs=%d", d, n }')" \
+	     "ant_ips=$(awk -v a=$((a1 - a0)) -v t=$((t1 - t0)) 'BEGIN { printf "%.0f", t ? a * 1e6 / t : 0 }')" \
+	     "reserved=$res seconds=$(awk -v t=$((t1 - t0)) 'BEGIN { printf "%.2f", t / 1e6 }')"
 }
 
+# ---- 3. the rounds ----
 rc=0
-: > /tmp/scx.json
-# ---- 3. the default scheduler ----
-for l in $LEVELS; do level default "$l" || rc=1; done
-
-# ---- 4. scx_satfeed ----
-scx_satfeed -p "$SRV" --json --interval-ms $STATS_MS \
-	--min-shared "$MIN_SHARED" > /tmp/scx.json 2> /tmp/scx.err &
-SCXP=$!
-for i in $(seq 100); do
-	[ "$(cat $SCX/state)" = enabled ] && break
-	sleep 0.1
+for r in $(seq 1 "$REPS"); do
+	for cfg in solo partition default scx; do
+		one "$cfg" "$r" || rc=1
+	done
 done
-if [ "$(cat $SCX/state)" = enabled ]; then
-	for l in $LEVELS; do level scx_satfeed "$l" || rc=1; done
-else
-	say "scx_satfeed did not attach: $(cat /tmp/scx.err)"
-	rc=1
-fi
-kill -INT "$SCXP" 2>/dev/null
-wait "$SCXP" || { say "scx_satfeed exited $?: $(cat /tmp/scx.err)"; rc=1; }
 
-kill $ANTS "$SRV" 2>/dev/null
+kill "$SRV" 2>/dev/null
 wait 2>/dev/null
 satfeed-loader unload >/dev/null || rc=1
 [ "$(cat $SCX/state)" = disabled ] || { say "sched_ext still $(cat $SCX/state)"; rc=1; }
