@@ -17,7 +17,8 @@
 #   5. here: the reserved CPUs and perf targets at each load level, from the
 #      guest's SCX-RESULT lines, into $VM_DIR/scx-result.txt
 #
-# Part of `make test` (tests/run.sh).  Run time: about 4-5 minutes.
+# Part of `make test` (tests/run.sh).  Run time: 14-21 minutes here
+# (2026-11-27: 856-1272 s; the guest about 340 s of its 600 s budget).
 # Limits: the guest's budget is GUEST_LIMIT guest seconds (-G); the
 # wall-clock limits scale it by this host's speed, measured first in the
 # same run (vm_calibrate in lib.sh, 4 CPUs), up to VM_TIMEOUT_MAX.  The
