@@ -150,18 +150,21 @@ jget() {
 		print substr(s, 1, RLENGTH) }' <<<"$1"
 }
 lines() { wc -l < "$1"; }
+# GET_AWK: get(LINE, KEY), the number a stats JSON line holds under KEY (-1:
+# none), for the awk programs below
+GET_AWK='
+	function get(s, k,   i) {
+		i = index(s, "\"" k "\":"); if (!i) return -1
+		s = substr(s, i + length(k) + 3); match(s, /^[0-9]+/)
+		return substr(s, 1, RLENGTH) + 0
+	}'
 last() { grep '^{' "$1" | tail -1; }
 
 # phase FILE FROM TO: the mean reserved CPUs, the largest reserved-CPU perf
 # target and the mean level over the second half of lines FROM+1..TO, and
 # the most CPUs reserved over all of them
 phase() {
-	awk -v from="$2" -v to="$3" '
-	function get(s, k,   i) {
-		i = index(s, "\"" k "\":"); if (!i) return -1
-		s = substr(s, i + length(k) + 3); match(s, /^[0-9]+/)
-		return substr(s, 1, RLENGTH) + 0
-	}
+	awk -v from="$2" -v to="$3" "$GET_AWK"'
 	NR > from && NR <= to && /^\{/ {
 		x = get($0, "reserved"); if (x > rm) rm = x
 	}
@@ -177,12 +180,7 @@ phase() {
 # lines FROM+1..TO: "START_NS END_NS CPU,CPU..." (when it began, the last
 # line that still showed it, the CPUs it held)
 res_intervals() {
-	awk -v from="$2" -v to="$3" '
-	function get(s, k,   i) {
-		i = index(s, "\"" k "\":"); if (!i) return -1
-		s = substr(s, i + length(k) + 3); match(s, /^[0-9]+/)
-		return substr(s, 1, RLENGTH) + 0
-	}
+	awk -v from="$2" -v to="$3" "$GET_AWK"'
 	NR > from && NR <= to && /^\{/ && get($0, "reserved") > 0 {
 		lc = sprintf("%.0f", get($0, "last_change_ns"))
 		nc = split(substr($0, index($0, "\"cpus\":[") + 8), cpu, /[}],[{]/)
@@ -727,12 +725,7 @@ check "cgroup target: CPUs reserved under load ($res_cg)" \
 # whole: as many CPUs flagged as reserved), reserved CPUs at 1024 and the
 # others at 512
 perf_split() {
-	awk -v from="$2" -v to="$3" '
-	function get(s, k,   i) {
-		i = index(s, "\"" k "\":"); if (!i) return -1
-		s = substr(s, i + length(k) + 3); match(s, /^[0-9]+/)
-		return substr(s, 1, RLENGTH) + 0
-	}
+	awk -v from="$2" -v to="$3" "$GET_AWK"'
 	NR > from && NR <= to && /^\{/ && get($0, "reserved") > 0 {
 		nc = split(substr($0, index($0, "\"cpus\":[") + 8), cpu, /[}],[{]/)
 		k = 0
