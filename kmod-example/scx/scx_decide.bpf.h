@@ -11,8 +11,9 @@
  * rounded up, at most the most threads they had runnable at once over the
  * last shrink_ns; one CPU more when a target waited longer than delay_ns
  * to run while more of their threads were runnable than CPUs reserved;
- * one CPU less only after the need stayed below the reservation for
- * shrink_ns.
+ * one core less only after the need stayed below the reservation for
+ * shrink_ns; rounded to whole cores (cfg.whole and cfg.less, from the
+ * topology).
  */
 #ifndef __SCX_DECIDE_BPF_H
 #define __SCX_DECIDE_BPF_H
@@ -196,6 +197,11 @@ static __always_inline u32 size(struct scx_sf_state *st, u32 need, u64 now)
 {
 	u32 want = need < cfg.max_reserved ? need : cfg.max_reserved;
 
+	/* whole cores: a part of one would share it with a shared CPU */
+	if (want > SCX_SF_MAX_CPUS)
+		want = SCX_SF_MAX_CPUS;
+	want = cfg.whole[want];
+
 	if (!st->level) {
 		st->shrink_since_ns = 0;
 		return 0;
@@ -210,8 +216,9 @@ static __always_inline u32 size(struct scx_sf_state *st, u32 need, u64 now)
 	}
 	if (now - st->shrink_since_ns < cfg.shrink_ns)
 		return st->reserved;
-	st->shrink_since_ns = now;	/* the next CPU after as long again */
-	return st->reserved - 1;
+	st->shrink_since_ns = now;	/* the next core after as long again */
+	return cfg.less[st->reserved < SCX_SF_MAX_CPUS ? st->reserved :
+			SCX_SF_MAX_CPUS];
 }
 
 /*

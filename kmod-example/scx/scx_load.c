@@ -7,8 +7,6 @@
  * Every setting comes in through the struct scx_env the caller passes.
  */
 #include <errno.h>
-#include <limits.h>
-#include <stdlib.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,35 +22,21 @@
 #include "sf_target.h"
 #include "scx_satfeed.h"
 #include "scx_loader.h"
+#include "scx_topo.h"
 #include "scx_satfeed.skel.h"
 
 #define SCX_SYSFS	"/sys/kernel/sched_ext"
-
-static int read_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -errno;
-	if (!fgets(buf, len, f)) {
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
 
 /* sched_ext is there and no scheduler runs; else a one-line refusal. */
 void check_sched_ext(void)
 {
 	char state[64], ops[160];
 
-	if (read_line(SCX_SYSFS "/state", state, sizeof(state)))
+	if (scx_read_line(SCX_SYSFS "/state", state, sizeof(state)))
 		die(EXIT_NO_SCX, "this kernel has no sched_ext (no %s/state; CONFIG_SCHED_CLASS_EXT is needed)",
 		    SCX_SYSFS);
 	if (strcmp(state, "disabled")) {
-		if (read_line(SCX_SYSFS "/root/ops", ops, sizeof(ops)))
+		if (scx_read_line(SCX_SYSFS "/root/ops", ops, sizeof(ops)))
 			strcpy(ops, "?");
 		die(EXIT_NO_SCX, "another sched_ext scheduler is running (%s, state %s)",
 		    ops, state);
@@ -111,84 +95,6 @@ find:
 	out->level = t.level;
 }
 
-/* The first CPU number in a sysfs CPU list file ("0-3", "2,6"), or -1. */
-static int first_cpu(const char *path)
-{
-	char buf[64];
-
-	if (read_line(path, buf, sizeof(buf)) || buf[0] < '0' || buf[0] > '9')
-		return -1;
-	return atoi(buf);
-}
-
-/* The first CPU sharing cpu's last-level cache, or -1: unknown. */
-static int llc_of(int cpu)
-{
-	char path[128], buf[16];
-	int best = -1, best_level = 0;
-
-	for (int i = 0; i < 8; i++) {
-		snprintf(path, sizeof(path),
-			 "/sys/devices/system/cpu/cpu%d/cache/index%d/level",
-			 cpu, i);
-		if (read_line(path, buf, sizeof(buf)))
-			break;
-		if (atoi(buf) < best_level)
-			continue;
-		snprintf(path, sizeof(path),
-			 "/sys/devices/system/cpu/cpu%d/cache/index%d/shared_cpu_list",
-			 cpu, i);
-		best = first_cpu(path);
-		best_level = atoi(buf);
-	}
-	return best;
-}
-
-/*
- * The reservation order (cfg.rank): whole cores of one last-level cache
- * together, from the highest-numbered CPUs down, so that one reservation
- * shares no core with the shared CPUs and crosses caches only when it
- * must.  Without topology files every CPU is its own core and cache: the
- * highest-numbered CPUs are reserved first.
- */
-static void rank_cpus(struct scx_sf_config *c)
-{
-	int core[SCX_SF_MAX_CPUS], llc[SCX_SF_MAX_CPUS];
-	bool done[SCX_SF_MAX_CPUS] = {};
-	char path[128];
-
-	for (__u32 i = 0; i < c->nr_cpus; i++) {
-		snprintf(path, sizeof(path),
-			 "/sys/devices/system/cpu/cpu%u/topology/thread_siblings_list",
-			 i);
-		core[i] = first_cpu(path);
-		if (core[i] < 0)
-			core[i] = i;
-		llc[i] = llc_of(i);
-		if (llc[i] < 0)
-			llc[i] = i;
-	}
-	/* take the highest CPU left, then its cache's cores, each core's
-	 * threads one after the other */
-	for (__u32 r = 0; r < c->nr_cpus;) {
-		int top = -1;
-
-		for (int i = c->nr_cpus - 1; i >= 0 && top < 0; i--)
-			if (!done[i])
-				top = i;
-		for (int i = c->nr_cpus - 1; i >= 0; i--) {
-			if (done[i] || llc[i] != llc[top])
-				continue;
-			for (int j = c->nr_cpus - 1; j >= 0; j--) {
-				if (done[j] || core[j] != core[i])
-					continue;
-				done[j] = true;
-				c->rank[j] = r++;
-			}
-		}
-	}
-}
-
 void check_cpus(struct scx_env *env)
 {
 	struct scx_sf_config *c = &env->cfg;
@@ -211,7 +117,8 @@ void check_cpus(struct scx_env *env)
 		    c->nr_cpus, c->min_shared);
 	else
 		c->max_reserved = env->nr_max_reserved;
-	rank_cpus(c);
+	scx_topo_rank(SCX_TOPO_SYSFS, c->nr_cpus, c->max_reserved, c->rank,
+		      c->whole, c->less);
 }
 
 struct scx_satfeed *open_scheduler(const struct scx_env *env,

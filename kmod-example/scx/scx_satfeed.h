@@ -58,6 +58,11 @@ struct scx_sf_config {
 	/* reservation order: CPU c is reserved while rank[c] < reserved
 	 * (whole cores of one LLC first, from the topology) */
 	__u8 rank[SCX_SF_MAX_CPUS];
+	/* a reservation of n CPUs takes whole[n]: n rounded to whole cores
+	 * (scx_topo.c) */
+	__u8 whole[SCX_SF_MAX_CPUS + 1];
+	/* and n CPUs one core smaller take less[n] */
+	__u8 less[SCX_SF_MAX_CPUS + 1];
 };
 
 /* One target's view, written by each decision. */

@@ -92,7 +92,7 @@ make -s -C "$ROOT/kmod-example" KDIR="$KDIR" KMOD_OUT="$KBUILD_OUT" \
 	tail -40 "$KBUILD_LOG" >&2
 	vm_die "kmod-example build or policy test failed (log: $KBUILD_LOG)"
 }
-grep -E '^test_policy: ' "$KBUILD_LOG" | sed 's/^/vm: host /' >&2
+grep -E '^test_(policy|topo): ' "$KBUILD_LOG" | sed 's/^/vm: host /' >&2
 
 vm_log "building sfvmcheck"
 gcc -O2 -g -Wall -Wextra -Werror -I"$ROOT/bpf" \
