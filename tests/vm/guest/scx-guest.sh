@@ -246,7 +246,10 @@ kthreads() {
 # runnable to the other task leaving a reserved CPU; late: over a tick);
 # tgt_res_us / tgt_shared_us (the targets' time on reserved / other CPUs),
 # tgt_wakes / tgt_wait_max_us / tgt_wait_late (a target thread's wake-up
-# or preemption to its next run; late: over a tick); kwu_runs /
+# or preemption to its next run; late: over a tick), tgt_wait_ticks2 (of
+# those, the ones the CPU it ran on took two ticks or more before: a
+# preempting scheduler runs it at its first, a busy loop whose 5 ms slice
+# must end first takes its second about half the time); kwu_runs /
 # kwu_wait_max_us (unbound kworkers), other_wait_max_us / other_wait_comm
 # (the longest any other task waited to run).
 kernel_view() {
@@ -260,14 +263,19 @@ kernel_view() {
 	# of QEMU reaches it, so one tick of the clock is not one tick of the
 	# CPU (three guest runs saw tasks in progress at the change leave
 	# 6-8 ms after it).
-	function due(c, r,   lo, hi, m) {
+	function due(c, r,   i) {
+		i = ticks(c, r) + 1
+		if (i + 1 > nt[c]) return 1e30
+		return tk[c, i + 1] + tick / 10
+	}
+	# ticks(c, r): how many ticks CPU c took up to time r
+	function ticks(c, r,   lo, hi, m) {
 		lo = 1; hi = nt[c] + 0
 		while (lo <= hi) {
 			m = int((lo + hi) / 2)
 			if (tk[c, m] > r) hi = m - 1; else lo = m + 1
 		}
-		if (lo + 1 > nt[c]) return 1e30
-		return tk[c, lo + 1] + tick / 10
+		return lo - 1
 	}
 	function bound(comm) {
 		return comm ~ /\/[0-9]+(:[0-9]+H?)?$/ && comm !~ /^kworker\/u/
@@ -333,6 +341,8 @@ kernel_view() {
 				x = t - tw[np]; twn++
 				if (x > twmax) twmax = x
 				if (x > tick) twlate++
+				if (ticks(c, t) - ticks(c, tw[np]) >= 2)
+					twtk2++
 				delete tw[np]; nwait--
 			}
 		} else if (np in wk) {
@@ -379,12 +389,13 @@ kernel_view() {
 	}
 	END {
 		for (c in since) segment(c, cur[c], curc[c], curp[c], since[c], last)
-		printf "intervals=%d other_res_us=%d late_runs=%d late_us=%d late_max_us=%d late_comm=%s evict_max_us=%d evict_late=%d tgt_res_us=%d tgt_shared_us=%d tgt_wakes=%d tgt_wait_max_us=%d tgt_wait_late=%d kwu_runs=%d kwu_wait_max_us=%d other_wait_max_us=%d other_wait_comm=%s late_list=%s kth_late_runs=%d kth_late_us=%d\n",
+		printf "intervals=%d other_res_us=%d late_runs=%d late_us=%d late_max_us=%d late_comm=%s evict_max_us=%d evict_late=%d tgt_res_us=%d tgt_shared_us=%d tgt_wakes=%d tgt_wait_max_us=%d tgt_wait_late=%d kwu_runs=%d kwu_wait_max_us=%d other_wait_max_us=%d other_wait_comm=%s late_list=%s kth_late_runs=%d kth_late_us=%d tgt_wait_ticks2=%d\n",
 			ni, ores / 1000, late, latens / 1000, latemax / 1000,
 			latecomm == "" ? "-" : latecomm, evmax / 1000, evlate,
 			tres / 1000, tsh / 1000, twn, twmax / 1000, twlate, kwu,
 			kwmax / 1000, owmax / 1000, owcomm == "" ? "-" : owcomm,
-			latelist == "" ? "-" : latelist, klate, klatens / 1000
+			latelist == "" ? "-" : latelist, klate, klatens / 1000,
+			twtk2
 	}' "$2" "$1"
 }
 # kv WORDS KEY: the value of KEY=... in WORDS
@@ -616,6 +627,7 @@ wake_ok() {
 	local n=$(kv "$KV" tgt_wakes) l=$(kv "$KV" tgt_wait_late)
 	[ "$n" -gt 0 ] && [ $((l * 2)) -le "$n" ]
 }
+note "kernel: $(kv "$KV" tgt_wait_ticks2) of $(kv "$KV" tgt_wakes) server wake-ups ran after two ticks or more of their CPU"
 check "kernel: most of the server's wake-ups ran within one tick ($(kv "$KV" tgt_wait_late) of $(kv "$KV" tgt_wakes) later; longest $(kv "$KV" tgt_wait_max_us) us)" \
 	wake_ok
 check "scheduler stopped: exits 0" scx_stop pre
