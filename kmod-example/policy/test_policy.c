@@ -10,23 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../test_check.h"
+
 #include "sfc_policy.h"
-
-static int n_pass, n_fail, n_check;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		n_check++;						\
-		if (cond) {						\
-			n_pass++;					\
-			printf("ok %d - ", n_check);			\
-		} else {						\
-			n_fail++;					\
-			printf("not ok %d - ", n_check);		\
-		}							\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-	} while (0)
 
 #define MS	1000000ULL
 #define SEC	1000000000ULL

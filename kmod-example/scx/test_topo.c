@@ -12,26 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../test_check.h"
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "scx_topo.h"
-
-static int n_pass, n_fail, n_check;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		n_check++;						\
-		if (cond) {						\
-			n_pass++;					\
-			printf("ok %d - ", n_check);			\
-		} else {						\
-			n_fail++;					\
-			printf("not ok %d - ", n_check);		\
-		}							\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-	} while (0)
 
 static char root[64];
 
