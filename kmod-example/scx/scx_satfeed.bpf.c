@@ -409,9 +409,15 @@ void SCX_OPS(sf_quiescent, struct task_struct *p, u64 deq_flags)
 	}
 }
 
+/*
+ * ops.running and ops.stopping act on the CPU of p, not the calling one:
+ * the kernel calls them from another CPU when it changes a running task
+ * (its cgroup, affinity or priority: put_prev, then set_next), and the
+ * caller's state would then describe a task that is not running there.
+ */
 void SCX_OPS(sf_running, struct task_struct *p)
 {
-	s32 cpu = bpf_get_smp_processor_id();
+	s32 cpu = scx_bpf_task_cpu(p);
 	u64 now = bpf_ktime_get_ns();
 	u32 nres = nr_reserved;
 	struct scx_sf_state *st;
@@ -469,7 +475,7 @@ void SCX_OPS(sf_running, struct task_struct *p)
 
 void SCX_OPS(sf_stopping, struct task_struct *p, bool runnable)
 {
-	s32 cpu = bpf_get_smp_processor_id();
+	s32 cpu = scx_bpf_task_cpu(p);
 	struct scx_sf_cpu *c = cpu_ctx(cpu);
 	u64 d;
 
@@ -488,14 +494,35 @@ void SCX_OPS(sf_stopping, struct task_struct *p, bool runnable)
 	c->cur = SCX_SF_RUN_NONE;
 }
 
-/* Another task left on a CPU that became reserved yields at once. */
+/*
+ * Another task on a reserved CPU yields at the tick, judged from p itself
+ * rather than from what ops.running saw: a task can be pinned then and
+ * free now.  That is a task preempted with migration disabled (in a BPF
+ * program on its syscall, satfeed's own included): the kernel pins it to
+ * its CPU until migrate_enable() and, unless the scheduler sets
+ * SCX_OPS_ENQ_MIGRATION_DISABLED, puts it back there without ops.enqueue,
+ * with a slice of SCX_SLICE_DFL (20 ms).  Pinned tasks, and tasks whose
+ * affinity allows no shared CPU, stay.  Costs a task-storage lookup per
+ * tick of a reserved CPU.
+ */
 void SCX_OPS(sf_tick, struct task_struct *p)
 {
 	s32 cpu = bpf_get_smp_processor_id();
-	struct scx_sf_cpu *c = cpu_ctx(cpu);
+	u32 nres = nr_reserved;
+	struct scx_sf_cpu *c;
 
-	if (c && c->cur == SCX_SF_RUN_OTHER && reserved_cpu(cpu, nr_reserved))
-		p->scx.slice = 0;
+	if (!reserved_cpu(cpu, nres) || p->nr_cpus_allowed == 1 ||
+	    target_of(p))
+		return;
+	if (p->nr_cpus_allowed < cfg.nr_cpus &&
+	    allowed_cpu(p, false, true, nres) < 0)
+		return;
+	c = cpu_ctx(cpu);
+	if (c && c->cur != SCX_SF_RUN_OTHER) {
+		c->cur = SCX_SF_RUN_OTHER;
+		c->unbound++;
+	}
+	p->scx.slice = 0;
 }
 
 s32 SCX_OPS(sf_init_task, struct task_struct *p,

@@ -110,9 +110,10 @@ enum scx_sf_run {
 };
 
 /*
- * Per-CPU counters and state, each written on its own CPU (ops.running,
- * ops.stopping) except perf and reserved, written by the timer, and
- * preempts, by the CPU that kicks.  A run is one ops.running() call.
+ * Per-CPU counters and state, each written under its CPU's run-queue lock
+ * (ops.running, ops.stopping, ops.tick) except perf and reserved, written
+ * by the timer, and preempts, by the CPU that kicks.  A run is one
+ * ops.running() call.
  */
 struct scx_sf_cpu {
 	__u64 target_runs;	/* runs of a target's threads */
@@ -125,6 +126,10 @@ struct scx_sf_cpu {
 	__u64 moved;		/* other tasks' runs on this reserved CPU
 				 * within grace_ns of a reservation change */
 	__u64 misplaced;	/* other tasks' runs on it otherwise */
+	__u64 unbound;		/* other tasks' runs on this reserved CPU
+				 * that ops.running did not see as such
+				 * (pinned then: migration disabled), ended
+				 * by the tick */
 	__u64 spilled;		/* target runs here while it was shared and
 				 * some CPU was reserved */
 	__u64 preempts;		/* kicked to run a waking target */

@@ -609,7 +609,10 @@ kernel_checks() {
 kernel_checks kernel "$KV"
 mis=$(jget "$quiet" misplaced)
 moved=$(jget "$quiet" moved)
-echo "SCX-RESULT misplaced=$mis moved=$moved changes=$(jget "$quiet" changes) spilled=$(jget "$quiet" spilled) preempts=$(jget "$quiet" preempts)"
+echo "SCX-RESULT misplaced=$mis moved=$moved unbound=$(jget "$quiet" unbound) changes=$(jget "$quiet" changes) spilled=$(jget "$quiet" spilled) preempts=$(jget "$quiet" preempts)"
+# the kernel's own count of tasks put back on their CPU without
+# ops.enqueue because migration was disabled (6.15+; see sf_tick)
+note "sched_ext events: $(grep -s ENQ_SKIP /sys/kernel/sched_ext/root/events | tr -s ' \n' '  ')"
 check "the scheduler's own count: no other task run on a reserved CPU past the grace ($mis; $moved moves)" \
 	test "$mis" = 0
 for a in $ANTS; do
@@ -774,6 +777,8 @@ check "cgroup: released after the load, every CPU back to 1024 (no permanent cap
 res_intervals /tmp/cg.json "$L0" "$L1" > /tmp/cg.res
 KV=$(kernel_view /tmp/cg.trace /tmp/cg.res "$(tids "$CSRV")")
 echo "SCX-RESULT kernel-cgroup $KV"
+q=$(last /tmp/cg.json)
+echo "SCX-RESULT cgroup-counts misplaced=$(jget "$q" misplaced) moved=$(jget "$q" moved) unbound=$(jget "$q" unbound)"
 kernel_checks "cgroup, kernel" "$KV"
 check "cgroup: scheduler stopped, exits 0" scx_stop cg
 cg_gone() {
