@@ -26,11 +26,11 @@
 #   - placement from the kernel (sched_switch / sched_wakeup in the trace
 #     buffer, clock "mono" = the scheduler's bpf_ktime_get_ns), over the
 #     reservations the scheduler reported: no other task (per-CPU and
-#     real-time kthreads aside) is placed on a reserved CPU to run past
-#     the second tick that CPU took after the reservation began (hrtimer
-#     events; a tenth of a tick for the switch; kernel threads' time and
-#     runs in progress at the change that outlast it reported, not
-#     asserted), nor more than one tick after a server thread
+#     real-time kthreads aside) runs on a reserved CPU past the second
+#     tick that CPU took after the reservation began, whether placed
+#     there or running there at the change (hrtimer events; a tenth of a
+#     tick for the switch; kernel threads' time reported, not asserted),
+#     nor more than one tick after a server thread
 #     becomes runnable; the server ran on reserved CPUs more than on
 #     shared ones; the antagonists kept making progress (iterations)
 #   - wake-up preemption: with nothing reserved (--max-reserved 0), 20 ms
