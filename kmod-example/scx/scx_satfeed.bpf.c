@@ -43,6 +43,9 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define CLOCK_MONOTONIC	1
+/* another task's slice on a reserved CPU while its migration is disabled:
+ * below a tick, so that the next tick ends it */
+#define SCX_SF_PINNED_SLICE_NS	(100 * 1000)
 
 const volatile struct scx_sf_config cfg = {
 	.nr_cpus = 1,
@@ -184,6 +187,27 @@ static __always_inline bool may_run_on(struct task_struct *p, s32 cpu)
 }
 
 /*
+ * Is p's migration disabled?  SCX_OPS_ENQ_MIGRATION_DISABLED hands such a
+ * task to ops.enqueue, and it may go to its own CPU only.  Where the
+ * kernel has preemptible RCU (task_struct then has rcu_read_lock_nesting)
+ * the trampoline of this program disabled the current task's migration
+ * once itself, so one count of the current task is ours.  Elsewhere every
+ * count is taken as the task's own (kernels before 6.18 count one there
+ * too): a free task judged pinned stays on its CPU a tick, while a pinned
+ * task judged free would wait in a queue no other CPU may take it from.
+ */
+static __always_inline bool migration_disabled(struct task_struct *p)
+{
+	u16 n = p->migration_disabled;
+
+	if (n == 1 &&
+	    bpf_core_field_exists(struct task_struct, rcu_read_lock_nesting) &&
+	    p == bpf_get_current_task_btf())
+		return false;
+	return n;
+}
+
+/*
  * An idle CPU p may run on, reserved (res) or shared, now claimed, or -1.
  * prev is tried first.
  */
@@ -283,6 +307,7 @@ void SCX_OPS(sf_enqueue, struct task_struct *p, u64 enq_flags)
 	bool target = t ? t->target : is_target(p);
 	bool stall = target && cfg.test_stall;
 	u32 nres = nr_reserved;
+	struct scx_sf_cpu *c;
 	s32 cpu;
 
 	if (t && target && !t->queued_ns)
@@ -291,6 +316,24 @@ void SCX_OPS(sf_enqueue, struct task_struct *p, u64 enq_flags)
 	if ((p->flags & PF_KTHREAD) && p->nr_cpus_allowed == 1) {
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cfg.slice_ns,
 				   enq_flags | SCX_ENQ_HEAD | SCX_ENQ_PREEMPT);
+		return;
+	}
+	/* migration disabled (preempted or woken inside a BPF program, say):
+	 * its own CPU, without the 20 ms slice the kernel would give it; on
+	 * a reserved CPU another task gets a slice that the next tick ends,
+	 * and comes back here until it may move */
+	if (migration_disabled(p)) {
+		cpu = scx_bpf_task_cpu(p);
+		if (in_pool(target, cpu, nres)) {
+			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cfg.slice_ns,
+					   enq_flags);
+			return;
+		}
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, SCX_SF_PINNED_SLICE_NS,
+				   enq_flags);
+		c = cpu_ctx(cpu);
+		if (c)
+			__sync_fetch_and_add(&c->pinned, 1);
 		return;
 	}
 	if (p->nr_cpus_allowed < cfg.nr_cpus) {
@@ -430,6 +473,7 @@ void SCX_OPS(sf_running, struct task_struct *p)
 	if (!c)
 		return;
 	c->run_start_ns = now;
+	c->run_ends = 0;
 	t = tctx(p);
 	target = t ? t->target : is_target(p);
 	/* placed by its affinity, not by the pools: pinned, or another
@@ -499,10 +543,9 @@ void SCX_OPS(sf_stopping, struct task_struct *p, bool runnable)
  * rather than from what ops.running saw: a task can be pinned then and
  * free now.  That is a task preempted with migration disabled (in a BPF
  * program on its syscall, satfeed's own included): the kernel pins it to
- * its CPU until migrate_enable() and, unless the scheduler sets
- * SCX_OPS_ENQ_MIGRATION_DISABLED, puts it back there without ops.enqueue,
- * with a slice of SCX_SLICE_DFL (20 ms).  Pinned tasks, and tasks whose
- * affinity allows no shared CPU, stay.  Costs a task-storage lookup per
+ * its CPU until migrate_enable(), and ops.enqueue queues it there with a
+ * slice shorter than a tick (SCX_OPS_ENQ_MIGRATION_DISABLED).  Pinned
+ * tasks, and tasks whose affinity allows no shared CPU, stay.  Costs a task-storage lookup per
  * tick of a reserved CPU.
  */
 void SCX_OPS(sf_tick, struct task_struct *p)
@@ -511,14 +554,23 @@ void SCX_OPS(sf_tick, struct task_struct *p)
 	u32 nres = nr_reserved;
 	struct scx_sf_cpu *c;
 
-	if (!reserved_cpu(cpu, nres) || p->nr_cpus_allowed == 1 ||
-	    target_of(p))
-		return;
-	if (p->nr_cpus_allowed < cfg.nr_cpus &&
-	    allowed_cpu(p, false, true, nres) < 0)
+	if (!reserved_cpu(cpu, nres) || target_of(p))
 		return;
 	c = cpu_ctx(cpu);
-	if (c && c->cur != SCX_SF_RUN_OTHER) {
+	if (p->nr_cpus_allowed == 1 ||
+	    (p->nr_cpus_allowed < cfg.nr_cpus &&
+	     allowed_cpu(p, false, true, nres) < 0)) {
+		if (c)
+			c->tick_kept++;
+		return;
+	}
+	if (!c)
+		return;
+	c->tick_ended++;
+	/* a second end of the same run: the kernel could not preempt it */
+	if (++c->run_ends > c->run_ends_max)
+		c->run_ends_max = c->run_ends;
+	if (c->cur != SCX_SF_RUN_OTHER) {
 		c->cur = SCX_SF_RUN_OTHER;
 		c->unbound++;
 	}
@@ -618,7 +670,9 @@ struct sched_ext_ops sf_ops = {
 	.init = (void *)sf_init,
 	.exit = (void *)sf_exit,
 	/* a task with nothing queued behind it comes back to ops.enqueue
-	 * instead of keeping its CPU (scx_central does the same) */
-	.flags = SCX_OPS_ENQ_LAST,
+	 * instead of keeping its CPU (scx_central does the same); so does a
+	 * task whose migration is disabled, which the kernel would otherwise
+	 * queue on its CPU itself, with a 20 ms slice (SCX_SLICE_DFL) */
+	.flags = SCX_OPS_ENQ_LAST | SCX_OPS_ENQ_MIGRATION_DISABLED,
 	.name = SCX_SF_NAME,
 };

@@ -130,6 +130,17 @@ struct scx_sf_cpu {
 				 * that ops.running did not see as such
 				 * (pinned then: migration disabled), ended
 				 * by the tick */
+	__u64 pinned;		/* other tasks queued on this reserved CPU
+				 * with migration disabled, for less than a
+				 * tick (SCX_OPS_ENQ_MIGRATION_DISABLED) */
+	__u64 tick_ended;	/* ticks here that ended another task's
+				 * slice (this CPU reserved) */
+	__u64 tick_kept;	/* ticks here that left another task
+				 * running: pinned, or no shared CPU allowed */
+	__u64 run_ends_max;	/* the most ticks that ended one run here:
+				 * above 1, the task held the CPU past a tick
+				 * that ended its slice (not preemptible:
+				 * under a lock, or waiting for an IPI) */
 	__u64 spilled;		/* target runs here while it was shared and
 				 * some CPU was reserved */
 	__u64 preempts;		/* kicked to run a waking target */
@@ -138,9 +149,9 @@ struct scx_sf_cpu {
 	__u64 run_start_ns;	/* when the current run started */
 	__u64 protect_until_ns;	/* another task runs here unpreempted until */
 	__u32 cur;		/* enum scx_sf_run: what runs now */
+	__u32 run_ends;		/* ticks that ended the current run */
 	__u32 reserved;		/* 1 while this CPU is reserved */
 	__u32 perf;		/* perf target last set */
-	__u32 pad;
 };
 
 /* The kernel's exit info (struct scx_exit_info), copied by ops.exit. */

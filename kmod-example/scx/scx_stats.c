@@ -53,7 +53,7 @@ void print_stats(const struct scx_env *env, const struct snapshot *s,
 {
 	const struct scx_sf_state *st = &s->st;
 	__u64 tr = 0, tres = 0, or = 0, ores = 0, bound = 0, mov = 0, mis = 0;
-	__u64 spill = 0, kicks = 0, unb = 0;
+	__u64 spill = 0, kicks = 0, unb = 0, pin = 0;
 	__u32 n = env->cfg.nr_cpus;
 
 	for (__u32 i = 0; i < n; i++) {
@@ -65,6 +65,7 @@ void print_stats(const struct scx_env *env, const struct snapshot *s,
 		mov += c->moved;
 		mis += c->misplaced;
 		unb += c->unbound;
+		pin += c->pinned;
 		spill += c->spilled;
 		kicks += c->preempts;
 		if (c->reserved) {
@@ -99,7 +100,7 @@ void print_stats(const struct scx_env *env, const struct snapshot *s,
 	       "\"target_runs_reserved\":%llu,\"other_runs\":%llu,"
 	       "\"other_runs_reserved\":%llu,\"bound_runs\":%llu,"
 	       "\"moved\":%llu,\"misplaced\":%llu,\"unbound\":%llu,"
-	       "\"spilled\":%llu,"
+	       "\"pinned\":%llu,\"spilled\":%llu,"
 	       "\"preempts\":%llu,\"need\":%u,\"busy_permille\":%u,"
 	       "\"runnable\":%u,\"runnable_hold\":%u,\"run_ns\":%llu,"
 	       "\"delay_max_ns\":%llu,\"delays\":%llu,\"targets\":[",
@@ -114,7 +115,7 @@ void print_stats(const struct scx_env *env, const struct snapshot *s,
 	       (unsigned long long)or, (unsigned long long)ores,
 	       (unsigned long long)bound, (unsigned long long)mov,
 	       (unsigned long long)mis, (unsigned long long)unb,
-	       (unsigned long long)spill,
+	       (unsigned long long)pin, (unsigned long long)spill,
 	       (unsigned long long)kicks, st->need, st->busy_permille,
 	       st->runnable, st->runnable_hold,
 	       (unsigned long long)st->run_ns,
@@ -137,7 +138,9 @@ void print_stats(const struct scx_env *env, const struct snapshot *s,
 		printf("%s{\"cpu\":%u,\"reserved\":%u,\"perf\":%u,"
 		       "\"target_runs\":%llu,\"other_runs\":%llu,"
 		       "\"bound_runs\":%llu,\"moved\":%llu,\"misplaced\":%llu,"
-		       "\"unbound\":%llu,\"spilled\":%llu,\"preempts\":%llu,"
+		       "\"unbound\":%llu,\"pinned\":%llu,\"spilled\":%llu,"
+		       "\"preempts\":%llu,\"tick_ended\":%llu,"
+		       "\"tick_kept\":%llu,\"run_ends_max\":%llu,"
 		       "\"debt_ns\":%llu}",
 		       i ? "," : "", i, c->reserved, c->perf,
 		       (unsigned long long)c->target_runs,
@@ -146,8 +149,12 @@ void print_stats(const struct scx_env *env, const struct snapshot *s,
 		       (unsigned long long)c->moved,
 		       (unsigned long long)c->misplaced,
 		       (unsigned long long)c->unbound,
+		       (unsigned long long)c->pinned,
 		       (unsigned long long)c->spilled,
 		       (unsigned long long)c->preempts,
+		       (unsigned long long)c->tick_ended,
+		       (unsigned long long)c->tick_kept,
+		       (unsigned long long)c->run_ends_max,
 		       (unsigned long long)c->debt_ns);
 	}
 	printf("]}\n");

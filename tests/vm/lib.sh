@@ -187,13 +187,15 @@ vm_build_scx() {
 # (e.g. measured once by a caller that boots several guests).
 # Figures: VM_CALIB (one line), also in $VM_DIR/calib-KERNEL-Ncpu.txt.
 vm_calibrate() {
-	local cpus=$1 mem=$2 dir=$VM_DIR/calib log t0
+	local cpus=$1 mem=$2 dir=$VM_DIR/calib log t0 tag
 	if [ -n "${VM_HOST_FACTOR:-}" ]; then
 		VM_CALIB="host factor $VM_HOST_FACTOR (from the environment)"
 		vm_log "$VM_CALIB"
 		return 0
 	fi
-	log=$VM_DIR/calib-console-$VM_KERNEL-${cpus}cpu.log
+	# CPUS is -smp's value: "4", or "4,sockets=1,cores=2,threads=2"
+	tag=${cpus//[,=]/-}
+	log=$VM_DIR/calib-console-$VM_KERNEL-${tag}cpu.log
 	VM_DIR=$dir "$ROOT/tests/vm/mkinitramfs.sh" -o "$dir/initrd.gz" \
 		-t "$ROOT/tests/vm/guest/calib.sh" 2>/dev/null ||
 		vm_die "calibration: cannot build its initramfs"
@@ -220,7 +222,7 @@ vm_calibrate() {
 	VM_HOST_FACTOR=${VM_HOST_FACTOR%%:*}
 	export VM_HOST_FACTOR
 	echo "$VM_KERNEL guest, $cpus CPUs, QEMU TCG $VM_ICOUNT: $VM_CALIB" \
-		> "$VM_DIR/calib-$VM_KERNEL-${cpus}cpu.txt"
+		> "$VM_DIR/calib-$VM_KERNEL-${tag}cpu.txt"
 	vm_log "host speed: $VM_CALIB"
 }
 

@@ -9,7 +9,8 @@
 #      guest kernel's BTF (make -C kmod-example scx)
 #   3. an initramfs with busybox, bash, bpftool, the engine binaries,
 #      scx_satfeed and guest/scx-guest.sh as /test.sh
-#   4. boot.sh with 4 CPUs and QEMU -icount shift=0 (guest time is the
+#   4. boot.sh with 4 CPUs, two cores of two SMT threads each (SCX_SMP),
+#      and QEMU -icount shift=0 (guest time is the
 #      instruction count, as in tests/vm/bench.sh): the server's load, and
 #      so the demand the policy reads at each rate, does not move with the
 #      host's speed or load; the guest's checks (see guest/scx-guest.sh)
@@ -33,7 +34,11 @@
 #   -G           the guest's budget in guest seconds (default 600)
 #   -T           the wall-clock limit outright instead of the scaled one
 #   -a           guest settings (see the header of guest/scx-guest.sh)
-# Environment: VM_DIR (default build/vm), BUILD (default build), VM_QUIET=1.
+# Environment: VM_DIR (default build/vm), BUILD (default build), VM_QUIET=1,
+# SCX_SMP: QEMU's -smp (default 4,sockets=1,cores=2,threads=2: the guest
+# sees SMT siblings, so the scheduler's whole-core reservations are
+# exercised; "4" boots four cores without SMT).  Under TCG the siblings
+# share nothing: the topology is only what the guest's sysfs says.
 # Takes the test lock (/run/lock/satfeed-tests.lock, SF_LOCK) for the run.
 # Exit: 0 every guest check passed and the console is clean; 1 otherwise;
 # 2 usage.
@@ -54,12 +59,13 @@ BINS=(-b /bin/bash -b "$(command -v bpftool)" -b "$SCX_OUT/scx/scx_satfeed")
 vm_bins satfeed-loader satfeedctl sfserver sfload
 FILES=(-f "$ROOT/tests/vm/guest/checks.sh:/checks.sh")
 LOG=$VM_DIR/scx-console.log
+SMP=${SCX_SMP:-4,sockets=1,cores=2,threads=2}
 vm_boot "$VM_DIR/scx-initrd.gz" "$ROOT/tests/vm/guest/scx-guest.sh" "$LOG" \
-	-c 4 -a "$APPEND"
+	-c "$SMP" -a "$APPEND"
 rc=$VM_RC
 
 {
-	echo "scx_satfeed in the $KVER guest (4 CPUs, QEMU TCG${ICOUNT:+ -icount})"
+	echo "scx_satfeed in the $KVER guest (-smp $SMP, QEMU TCG${ICOUNT:+ -icount})"
 	grep '^SCX-RESULT ' "$LOG" | sed 's/^SCX-RESULT /  /' || true
 } > "$VM_DIR/scx-result.txt"
 sed 's/^/vm: /' "$VM_DIR/scx-result.txt" >&2

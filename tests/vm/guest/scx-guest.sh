@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The sched_ext test, run as /test.sh by the guest's /init when
-# tests/vm/scx.sh boots the Debian 7.x guest (-smp 4).
+# tests/vm/scx.sh boots the Debian 7.x guest (-smp 4: two cores of two
+# SMT threads unless SCX_SMP says otherwise).
 #
 # The engine (fentry) watches the bundled server (sfserver); CPU-bound
 # antagonists (SF_ANTAGONISTS busy loops per CPU) compete with it; the
@@ -19,7 +20,9 @@
 #   - the request rates are fractions of the server's capacity, measured
 #     in this boot (its CPU time per request, alone)
 #   - sizing: under load the reservation is at least 1 CPU and never more
-#     than the server has threads; it falls back to none after the load;
+#     than the server has threads, rounded up to whole cores; every
+#     reservation is whole cores (each CPU with its SMT siblings) of one
+#     last-level cache; it falls back to none after the load;
 #     reserved CPUs run at full performance (perf target 1024) and, without
 #     --perf-base, so does every other CPU; with --perf-base the shared
 #     CPUs are capped only while something is reserved
@@ -203,6 +206,7 @@ res_intervals() {
 # trace_on / trace_off FILE: the scheduler events in the trace buffer, with
 # the clock of bpf_ktime_get_ns; trace_off fails when events were lost
 TRACE_EVENTS="sched_switch sched_wakeup sched_wakeup_new"
+LOCK_EVENTS="contention_begin contention_end"
 trace_on() {
 	local e
 	echo 0 > $TR/tracing_on && echo mono > $TR/trace_clock &&
@@ -211,6 +215,17 @@ trace_on() {
 		echo 1 > $TR/events/sched/$e/enable || return 1
 	done
 	echo 1 > $TR/events/timer/hrtimer_expire_entry/enable || return 1
+	# TLB shootdowns this CPU sent (TLB_REMOTE_SEND_IPI): it waits, not
+	# preemptible, until every target vCPU has run its handler
+	if [ -d $TR/events/tlb/tlb_flush ]; then
+		echo 'reason == 4' > $TR/events/tlb/tlb_flush/filter &&
+			echo 1 > $TR/events/tlb/tlb_flush/enable || return 1
+	fi
+	# waits for a contended lock (spinning: not preemptible)
+	for e in $LOCK_EVENTS; do
+		[ -d $TR/events/lock/$e ] || continue
+		echo 1 > $TR/events/lock/$e/enable || return 1
+	done
 	echo 1 > $TR/tracing_on
 }
 trace_off() {
@@ -218,6 +233,11 @@ trace_off() {
 	echo 0 > $TR/tracing_on
 	for e in $TRACE_EVENTS; do echo 0 > $TR/events/sched/$e/enable; done
 	echo 0 > $TR/events/timer/hrtimer_expire_entry/enable
+	[ -d $TR/events/tlb/tlb_flush ] &&
+		echo 0 > $TR/events/tlb/tlb_flush/enable
+	for e in $LOCK_EVENTS; do
+		[ -d $TR/events/lock/$e ] && echo 0 > $TR/events/lock/$e/enable
+	done
 	cat $TR/trace > "$1"
 	lost=$(cat $TR/per_cpu/cpu*/stats | awk '/^overrun:/ { s += $2 } END { print s + 0 }')
 	echo > $TR/trace
@@ -227,6 +247,46 @@ trace_off() {
 
 # tids PID: the thread ids of PID, comma-separated
 tids() { ls /proc/"$1"/task | paste -sd, -; }
+
+# ---- topology: the scheduler reserves whole cores of one cache ----
+SYSCPU=/sys/devices/system/cpu
+# cpu_list LIST: the CPUs of a sysfs CPU list ("0-1,4"), one per line
+cpu_list() {
+	tr ',' '\n' <<<"$1" | awk -F- '{ for (i = $1; i <= ($2 == "" ? $1 : $2); i++) print i }'
+}
+# llc CPU: the CPUs that share CPU's last-level cache (a sysfs list)
+llc() {
+	local d l lvl=0 best=$1
+	for d in $SYSCPU/cpu"$1"/cache/index*; do
+		l=$(cat "$d/level" 2>/dev/null) || continue
+		[ "$l" -ge "$lvl" ] || continue
+		lvl=$l
+		best=$(cat "$d/shared_cpu_list")
+	done
+	echo "$best"
+}
+# threads per core (1 without SMT), from CPU 0's siblings
+SMT=$(cpu_list "$(cat $SYSCPU/cpu0/topology/thread_siblings_list)" | wc -l)
+# whole_cores FILE: every reservation in FILE (res_intervals lines) holds
+# whole cores, each CPU's SMT siblings with it, of one last-level cache
+whole_cores() {
+	local s e set cpu sib n=0 bad=0
+	while read -r s e set; do
+		n=$((n + 1))
+		for cpu in ${set//,/ }; do
+			for sib in $(cpu_list "$(cat $SYSCPU/cpu"$cpu"/topology/thread_siblings_list)"); do
+				[[ ",$set," == *",$sib,"* ]] && continue
+				echo "reservation $set: CPU $cpu without its sibling $sib"
+				bad=1
+			done
+			[ "$(llc "$cpu")" = "$(llc "${set%%,*}")" ] && continue
+			echo "reservation $set: CPU $cpu in another cache"
+			bad=1
+		done
+	done < "$1"
+	echo "$n reservations: $(awk '{ print $3 }' "$1" | sort -u | paste -sd' ' -)"
+	[ "$n" -gt 0 ] && [ "$bad" = 0 ]
+}
 
 # kthreads: the kernel threads' pids (kthreadd's children), comma-separated
 kthreads() {
@@ -282,6 +342,21 @@ kernel_view() {
 		}
 		return lo - 1
 	}
+	# shootdowns(c, s, e): TLB shootdowns CPU c sent from s to e
+	function shootdowns(c, s, e,   i, n) {
+		for (i = 1; i <= nipi[c]; i++)
+			if (ipi[c, i] >= s && ipi[c, i] <= e) n++
+		return n + 0
+	}
+	# lockwait(c, s, e): the longest wait for a contended lock on CPU c
+	# from s to e, in us
+	function lockwait(c, s, e,   i, m, x) {
+		for (i = 1; i <= nlk[c]; i++) {
+			if (lke[c, i] < s || lks[c, i] > e) continue
+			x = lke[c, i] - lks[c, i]; if (x > m) m = x
+		}
+		return m / 1000
+	}
 	function bound(comm) {
 		return comm ~ /\/[0-9]+(:[0-9]+H?)?$/ && comm !~ /^kworker\/u/
 	}
@@ -313,10 +388,11 @@ kernel_view() {
 			if (x <= 0)
 				continue
 			if (++nlist <= 5)
-				latelist = latelist sprintf("%s%d/%d/%s/%d/%d/%s",
+				latelist = latelist sprintf("%s%d/%d/%s/%d/%d/%s/%d/%d",
 				    latelist == "" ? "" : ";", c, pid, comm,
 				    (s - is[k]) / 1000, (e - is[k]) / 1000,
-				    s < is[k] ? "running" : "placed")
+				    s < is[k] ? "running" : "placed",
+				    shootdowns(c, s, e), lockwait(c, s, e))
 			if (pid in kt) {
 				klate++; klatens += x
 			} else if (s < is[k]) {
@@ -381,6 +457,8 @@ kernel_view() {
 	{
 		p = index($0, ": sched_")
 		if (!p) p = index($0, ": hrtimer_expire_entry:")
+		if (!p) p = index($0, ": tlb_flush:")
+		if (!p) p = index($0, ": contention_")
 		if (!p) next
 		head = substr($0, 1, p - 1); ev = substr($0, p + 2)
 		if (!match(head, /\[[0-9]+\]/)) next
@@ -392,6 +470,14 @@ kernel_view() {
 		last = t
 		if (ev ~ /^hrtimer_expire_entry:.*function=tick_/)
 			tk[c, ++nt[c]] = t
+		else if (ev ~ /^tlb_flush:/)
+			ipi[c, ++nipi[c]] = t
+		else if (ev ~ /^contention_begin:/)
+			lkb[c] = t
+		else if (ev ~ /^contention_end:/ && (c in lkb)) {
+			lks[c, ++nlk[c]] = lkb[c]; lke[c, nlk[c]] = t
+			delete lkb[c]
+		}
 		else if (ev ~ /^sched_switch:/) do_switch(c, t, ev)
 		else if (ev ~ /^sched_wakeup/) do_wake(t, ev)
 	}
@@ -519,7 +605,10 @@ check "the trace buffer works (sched_switch, clock mono)" \
 	eval 'trace_on && sleep 0.2 && trace_off /tmp/t0.trace'
 SRV_TIDS=$(tids "$SRV")
 SRV_THREADS=$(tr ',' '\n' <<<"$SRV_TIDS" | wc -l)
+# the most a reservation may hold: the threads, rounded up to whole cores
+SRV_CORES_CPUS=$(( (SRV_THREADS + SMT - 1) / SMT * SMT ))
 note "server threads: $SRV_TIDS"
+note "topology: $SMT threads per core; CPU 0's siblings $(cat $SYSCPU/cpu0/topology/thread_siblings_list), last-level cache $(llc 0)"
 
 # ---- antagonists, the scheduler, low and high load ----
 ANTS=
@@ -563,8 +652,8 @@ echo "SCX-RESULT phase=low rate=$LOW_RATE reserved=$res_lo max=$max_lo perf=$per
 echo "SCX-RESULT phase=high rate=$HIGH_RATE reserved=$res_hi max=$max_hi perf=$perf_hi level=$lvl_hi"
 higher() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
 check "CPUs reserved at the high rate ($res_hi)" higher "$res_hi" 0
-check "never more CPUs reserved than the server has threads ($max_lo, $max_hi <= $SRV_THREADS)" \
-	test "$max_lo" -le "$SRV_THREADS" -a "$max_hi" -le "$SRV_THREADS"
+check "never more CPUs reserved than the server has threads, in whole cores ($max_lo, $max_hi <= $SRV_CORES_CPUS: $SRV_THREADS threads, $SMT per core)" \
+	test "$max_lo" -le "$SRV_CORES_CPUS" -a "$max_hi" -le "$SRV_CORES_CPUS"
 check "reserved CPUs at full performance under load ($perf_hi)" \
 	test "$perf_hi" = 1024
 
@@ -581,6 +670,8 @@ check "without --perf-base no CPU is ever capped (perf 1024 throughout)" \
 	all_perf /tmp/scx1.json 0 "$L3" 1024
 
 res_intervals /tmp/scx1.json "$L1" "$L2" > /tmp/hi.res
+check "every reservation of the high load is whole cores of one cache ($SMT threads per core)" \
+	whole_cores /tmp/hi.res
 KV=$(kernel_view /tmp/hi.trace /tmp/hi.res "$SRV_TIDS")
 echo "SCX-RESULT kernel-high $KV"
 kernel_checks() {
@@ -601,7 +692,7 @@ kernel_checks() {
 	# at the change, stay 20 ms (SCX_SLICE_DFL: a re-queue with migration
 	# disabled?) in two phases.  The check after a server thread became
 	# runnable (next) holds them all to one tick.
-	note "$w: runs past the second tick (CPU/pid/comm/start/end us/kind): $(kv "$kv" late_list); in progress at the change: $(kv "$kv" held_late_runs) runs, $(kv "$kv" held_late_us) us"
+	note "$w: runs past the second tick (CPU/pid/comm/start/end us/kind/TLB shootdowns it sent/longest lock wait us): $(kv "$kv" late_list); in progress at the change: $(kv "$kv" held_late_runs) runs, $(kv "$kv" held_late_us) us"
 	check "$w: no other task placed on a reserved CPU past its second tick into the reservation ($(kv "$kv" late_runs) runs, $(kv "$kv" late_us) us, longest $(kv "$kv" late_max_us) us: $(kv "$kv" late_comm))" \
 		test "$(kv "$kv" late_runs)" = 0
 	check "$w: no other task on a reserved CPU past one tick after a server thread became runnable (longest $(kv "$kv" evict_max_us) us)" \
@@ -612,10 +703,12 @@ kernel_checks() {
 kernel_checks kernel "$KV"
 mis=$(jget "$quiet" misplaced)
 moved=$(jget "$quiet" moved)
-echo "SCX-RESULT misplaced=$mis moved=$moved unbound=$(jget "$quiet" unbound) changes=$(jget "$quiet" changes) spilled=$(jget "$quiet" spilled) preempts=$(jget "$quiet" preempts)"
+echo "SCX-RESULT misplaced=$mis moved=$moved unbound=$(jget "$quiet" unbound) pinned=$(jget "$quiet" pinned) changes=$(jget "$quiet" changes) spilled=$(jget "$quiet" spilled) preempts=$(jget "$quiet" preempts)"
 # the kernel's own count of tasks put back on their CPU without
-# ops.enqueue because migration was disabled (6.15+; see sf_tick)
+# ops.enqueue because migration was disabled (6.15+): 0 since the scheduler
+# sets SCX_OPS_ENQ_MIGRATION_DISABLED (its own count is "pinned")
 note "sched_ext events: $(grep -s ENQ_SKIP /sys/kernel/sched_ext/root/events | tr -s ' \n' '  ')"
+note "the scheduler's per-CPU counts: $(grep -o '"cpus":.*' <<<"$quiet")"
 check "the scheduler's own count: no other task run on a reserved CPU past the grace ($mis; $moved moves)" \
 	test "$mis" = 0
 for a in $ANTS; do
@@ -797,10 +890,13 @@ check "cgroup: released after the load, every CPU back to 1024 (no permanent cap
 	eval '[ "$(jget "$(last /tmp/cg.json)" reserved)" = 0 ] &&
 	      all_perf /tmp/cg.json "$((L2 - 1))" "$L2" 1024'
 res_intervals /tmp/cg.json "$L0" "$L1" > /tmp/cg.res
+check "cgroup: every reservation is whole cores of one cache ($SMT threads per core)" \
+	whole_cores /tmp/cg.res
 KV=$(kernel_view /tmp/cg.trace /tmp/cg.res "$(tids "$CSRV")")
 echo "SCX-RESULT kernel-cgroup $KV"
 q=$(last /tmp/cg.json)
-echo "SCX-RESULT cgroup-counts misplaced=$(jget "$q" misplaced) moved=$(jget "$q" moved) unbound=$(jget "$q" unbound)"
+echo "SCX-RESULT cgroup-counts misplaced=$(jget "$q" misplaced) moved=$(jget "$q" moved) unbound=$(jget "$q" unbound) pinned=$(jget "$q" pinned)"
+note "the scheduler's per-CPU counts: $(grep -o '"cpus":.*' <<<"$q")"
 kernel_checks "cgroup, kernel" "$KV"
 check "cgroup: scheduler stopped, exits 0" scx_stop cg
 cg_gone() {
