@@ -192,9 +192,9 @@ static __always_inline bool may_run_on(struct task_struct *p, s32 cpu)
  * kernel has preemptible RCU (task_struct then has rcu_read_lock_nesting)
  * the trampoline of this program disabled the current task's migration
  * once itself, so one count of the current task is ours.  Elsewhere every
- * count is taken as the task's own (kernels before 6.18 count one there
- * too): a free task judged pinned stays on its CPU a tick, while a pinned
- * task judged free would wait in a queue no other CPU may take it from.
+ * count is taken as the task's own (older kernels took one there too):
+ * a free task judged pinned stays on its CPU a tick, while a pinned task
+ * judged free would wait in a queue no other CPU may take it from.
  */
 static __always_inline bool migration_disabled(struct task_struct *p)
 {
@@ -545,8 +545,8 @@ void SCX_OPS(sf_stopping, struct task_struct *p, bool runnable)
  * program on its syscall, satfeed's own included): the kernel pins it to
  * its CPU until migrate_enable(), and ops.enqueue queues it there with a
  * slice shorter than a tick (SCX_OPS_ENQ_MIGRATION_DISABLED).  Pinned
- * tasks, and tasks whose affinity allows no shared CPU, stay.  Costs a task-storage lookup per
- * tick of a reserved CPU.
+ * tasks, and tasks whose affinity allows no shared CPU, stay.  Costs a
+ * task-storage lookup per tick of a reserved CPU.
  */
 void SCX_OPS(sf_tick, struct task_struct *p)
 {
@@ -564,6 +564,7 @@ void SCX_OPS(sf_tick, struct task_struct *p)
 			c->tick_kept++;
 		return;
 	}
+	p->scx.slice = 0;
 	if (!c)
 		return;
 	c->tick_ended++;
@@ -574,7 +575,6 @@ void SCX_OPS(sf_tick, struct task_struct *p)
 		c->cur = SCX_SF_RUN_OTHER;
 		c->unbound++;
 	}
-	p->scx.slice = 0;
 }
 
 s32 SCX_OPS(sf_init_task, struct task_struct *p,
