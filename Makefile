@@ -40,8 +40,11 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Werror -std=gnu11 \
 	  -I$(OUTPUT) -Ibpf -Itools -Itools/lib -MMD -MP
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
-	      -I$(OUTPUT) -Ibpf -Itools -MMD -MP
+# -mcpu=v3: atomic fetch-add with its result used (BPF_ADD | BPF_FETCH),
+# which clang emits only from v3 on (at v1 it fails "Invalid usage of the
+# XADD return value"); every kernel >= 5.1 runs v3
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall \
+	      -Werror -I$(OUTPUT) -Ibpf -Itools -MMD -MP
 LDLIBS_BPF := -lbpf -lelf -lz
 
 ifeq ($(V),1)
