@@ -9,7 +9,7 @@
 const char *const pb_key[NR_PB] = {
 	"empty", "gate", "gate_task", "filter", "hash", "direct",
 	"ktime", "lock", "atomic", "sock", "sock_cast", "task", "sample",
-	"sample_direct",
+	"sample_direct", "floor", "lockfree",
 };
 const char *const pb_label[NR_PB] = {
 	"empty program (the accounting floor)",
@@ -26,6 +26,8 @@ const char *const pb_label[NR_PB] = {
 	"task storage get",
 	"sample path: filter+hash+clock+lock",
 	"same with the direct-mapped lookup",
+	"floor: clock + exact sample, locked",
+	"same, lock-free (xchg, fetch-adds)",
 };
 double pb_ns[NR_PB][MAX_ROUNDS];
 
@@ -53,6 +55,8 @@ static struct bpf_program *probe_prog(int pb)
 	case PB_SOCK2: return empty->progs.sfb_v_sock2;
 	case PB_TASK: return empty->progs.sfb_v_task;
 	case PB_SAMPLE: return empty->progs.sfb_v_sample;
+	case PB_FLOOR: return empty->progs.sfb_v_floor;
+	case PB_LOCKFREE: return empty->progs.sfb_v_lockfree;
 	}
 	return NULL;
 }
