@@ -177,6 +177,8 @@ figure_row() {
 		"sys_exit run, send/recv (ns)" &&
 	figure_row bpf.satfeed.exit.t_udp.own "" \
 		"sys_exit run, UDP send/recv (ns)" &&
+	figure_row bpf.satfeed.exit.t_tcp.own "" \
+		"sys_exit run, TCP req+resp (ns)" &&
 	figure_row time.satfeed.t_epoll time.none.t_epoll \
 		"traced epoll_wait (ns)" &&
 	figure_row time.satfeed.u_getppid time.none.u_getppid \
@@ -188,7 +190,7 @@ figure_row() {
 # Well-formed output: every expected figure present once, a finite number.
 # ratio.* lines are derived and may be undefined on a noisy machine.
 expected=()
-for ph in u_getppid u_rw u_epoll t_pair t_rw t_epoll u_uring t_udp; do
+for ph in u_getppid u_rw u_epoll t_pair t_rw t_epoll u_uring t_udp t_tcp; do
 	for c in none empty satfeed; do expected+=("time.$c.$ph"); done
 	case $ph in u_*) k=all ;; *) k=own ;; esac
 	for c in empty satfeed; do
@@ -198,7 +200,7 @@ done
 expected+=(bpf.satfeed.traced_event.t_pair mem.total_bytes mem.targets)
 if ! grep -q -- --no-probes <<<"${args[*]:-}"; then
 	for p in empty gate gate_task filter hash direct ktime lock atomic \
-		 sock sock_cast task sample sample_direct; do
+		 sock sock_cast task sample sample_direct floor lockfree; do
 		expected+=("probe.$p")
 	done
 fi

@@ -115,10 +115,34 @@ struct sfb_win {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, SATFEED_MAX_TARGETS);
 	__type(key, __u32);
 	__type(value, struct sfb_win);
 } sfb_wins SEC(".maps");
+
+/* One clock read and one exact sample (the gap since the previous event,
+ * capped as the engine caps it, and its square in 128 bits) added to w
+ * under its lock, as satfeed's window takes a send or receive. */
+static __always_inline void sfb_sample_locked(struct sfb_win *w)
+{
+	__u64 now = bpf_ktime_get_ns(), gap, sq, lo;
+
+	bpf_spin_lock(&w->lock);
+	gap = now > w->last_ns ? now - w->last_ns : 0;
+	if (gap > SATFEED_SAMPLE_CAP_NS)
+		gap = SATFEED_SAMPLE_CAP_NS;
+	w->last_ns = now;
+	w->sum += gap;
+	sq = gap * gap;
+	lo = w->sq_lo + sq;
+	w->sq_hi += lo < sq;
+	w->sq_lo = lo;
+	if (++w->n == 2048) {
+		w->n = 0;
+		w->closes++;
+	}
+	bpf_spin_unlock(&w->lock);
+}
 
 /*
  * A lookup that needs no helper call: tgid % 1024 -> slot + 1 (0: none),
@@ -339,15 +363,14 @@ int BPF_PROG(sfb_v_task, struct pt_regs *regs, long ret)
 }
 
 /* the whole sample path in one, as satfeed does it: prefilter, hash, clock,
- * locked update (minus the window arithmetic, a few dozen instructions) */
+ * one exact sample under the lock (not the window's close) */
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sfb_v_sample, struct pt_regs *regs, long ret)
 {
 	struct satfeed_config *cfg;
 	struct satfeed_index *ix;
-	struct sfb_slot *s;
+	struct sfb_win *w;
 	__u32 zero = 0, tgid = bpf_get_current_pid_tgid() >> 32;
-	__u64 now;
 
 	if (tgid != sfb_tgid)
 		return 0;
@@ -359,16 +382,9 @@ int BPF_PROG(sfb_v_sample, struct pt_regs *regs, long ret)
 	ix = bpf_map_lookup_elem(&sfb_pids, &tgid);
 	if (!ix)
 		return 0;
-	s = bpf_map_lookup_elem(&sfb_slots, &ix->slot);
-	if (!s)
-		return 0;
-	now = bpf_ktime_get_ns();
-	bpf_spin_lock(&s->lock);
-	if (now > s->last_ns)
-		s->sum += now - s->last_ns;
-	s->last_ns = now;
-	s->n++;
-	bpf_spin_unlock(&s->lock);
+	w = bpf_map_lookup_elem(&sfb_wins, &ix->slot);
+	if (w)
+		sfb_sample_locked(w);
 	return 0;
 }
 
@@ -376,9 +392,8 @@ int BPF_PROG(sfb_v_sample, struct pt_regs *regs, long ret)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sfb_v_sample2, struct pt_regs *regs, long ret)
 {
-	struct sfb_slot *s;
+	struct sfb_win *w;
 	__u32 tgid;
-	__u64 now;
 	int slot;
 
 	tgid = bpf_get_current_pid_tgid() >> 32;
@@ -387,16 +402,9 @@ int BPF_PROG(sfb_v_sample2, struct pt_regs *regs, long ret)
 	slot = sfb_direct_slot(tgid);
 	if (slot < 0)
 		return 0;
-	s = bpf_map_lookup_elem(&sfb_slots, &slot);
-	if (!s)
-		return 0;
-	now = bpf_ktime_get_ns();
-	bpf_spin_lock(&s->lock);
-	if (now > s->last_ns)
-		s->sum += now - s->last_ns;
-	s->last_ns = now;
-	s->n++;
-	bpf_spin_unlock(&s->lock);
+	w = bpf_map_lookup_elem(&sfb_wins, &slot);
+	if (w)
+		sfb_sample_locked(w);
 	return 0;
 }
 
@@ -411,29 +419,12 @@ int BPF_PROG(sfb_v_floor, struct pt_regs *regs, long ret)
 {
 	struct sfb_win *w;
 	__u32 key = 0;
-	__u64 now, gap, sq, lo;
 
 	if (!sfb_gate())
 		return 0;
 	w = bpf_map_lookup_elem(&sfb_wins, &key);
-	if (!w)
-		return 0;
-	now = bpf_ktime_get_ns();
-	bpf_spin_lock(&w->lock);
-	gap = now > w->last_ns ? now - w->last_ns : 0;
-	if (gap > SATFEED_SAMPLE_CAP_NS)
-		gap = SATFEED_SAMPLE_CAP_NS;
-	w->last_ns = now;
-	w->sum += gap;
-	sq = gap * gap;
-	lo = w->sq_lo + sq;
-	w->sq_hi += lo < sq;
-	w->sq_lo = lo;
-	if (++w->n == 2048) {
-		w->n = 0;
-		w->closes++;
-	}
-	bpf_spin_unlock(&w->lock);
+	if (w)
+		sfb_sample_locked(w);
 	return 0;
 }
 

@@ -35,6 +35,14 @@ const struct phase_desc phases[NR_PHASE] = {
 	 * count (ABI 7), a path no socketpair takes */
 	[P_TUDP] = { "t_udp", "traced send+recv, UDP loopback", "pair", true,
 		     OP_UDP, 2, 100000, 1 << PR_EXIT },
+	/* a request and its response over a TCP connection the worker
+	 * accepted while it was a target (so the engine holds a record of
+	 * it): the client's send, the server's receive (marks the request),
+	 * the server's send (a response: the response and service-time
+	 * windows and the histogram), the client's receive; the client side
+	 * is the worker's too, a socket it did not accept (no record) */
+	[P_TTCP] = { "t_tcp", "traced request+response, TCP", "req", true,
+		     OP_TCP, 4, 50000, 1 << PR_EXIT },
 };
 
 struct opts o = {

@@ -63,20 +63,30 @@ void run_config(int cfg, int round)
 	for (int ph = 0; ph < NR_PHASE; ph++) {
 		struct worker *w = phases[ph].traced ? &W_T : &W_U;
 
+		/* the stream whose count shows that satfeed saw the
+		 * phase's events: every send of the pair moved a byte; every
+		 * request over TCP was answered (the response stream counts
+		 * answers, not sends; none under --no-responses), warm-up
+		 * included */
+		int st = ph == P_TPAIR ? SATFEED_STREAM_SEND :
+			 ph == P_TTCP && !o.no_responses ?
+				SATFEED_STREAM_RESP : -1;
+
 		check_foreign(cfg, round);
-		if (cfg == CFG_SATFEED && ph == P_TPAIR)
-			calls0 = satfeed_calls(SATFEED_STREAM_SEND);
+		if (cfg == CFG_SATFEED && st >= 0)
+			calls0 = satfeed_calls(st);
 		t_ns[cfg][ph][round] = worker_run(w, phases[ph].op,
 						  phase_n(ph), o.batches)
 					       .ns_per_op;
-		if (cfg == CFG_SATFEED && ph == P_TPAIR) {
-			long long calls1 = satfeed_calls(SATFEED_STREAM_SEND);
+		if (cfg == CFG_SATFEED && st >= 0) {
+			long long calls1 = satfeed_calls(st);
 
-			/* every send of the pair moved a byte: one count
-			 * each, warm-up included */
 			if (calls0 < 0 || calls1 - calls0 < phase_n(ph) / 2) {
-				msg("satfeed counted %lld sends of the traced worker, expected at least %ld",
-				    calls1 - calls0, phase_n(ph));
+				msg("satfeed counted %lld %s of the traced worker, expected at least %ld",
+				    calls1 - calls0,
+				    st == SATFEED_STREAM_SEND ? "sends" :
+								"responses",
+				    phase_n(ph));
 				counted_ok = false;
 			}
 		}

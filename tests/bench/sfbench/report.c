@@ -419,6 +419,7 @@ void report(const char *foreign0, int nforeign0, const char *foreign1,
 		double sx = MED(b_own[CFG_SATFEED][P_TPAIR][PR_EXIT], CFG_SATFEED);
 		double sw = MED(b_own[CFG_SATFEED][P_TRW][PR_EXIT], CFG_SATFEED);
 		double su = MED(b_own[CFG_SATFEED][P_TUDP][PR_EXIT], CFG_SATFEED);
+		double st = MED(b_own[CFG_SATFEED][P_TTCP][PR_EXIT], CFG_SATFEED);
 
 		printf("\n5. where the time goes: probes (tests/bench/progs/sfbench_empty.bpf.c) alone on sys_exit,\n"
 		       "   the traced worker's getppid loop, ns per run of its own syscalls\n");
@@ -440,6 +441,8 @@ void report(const char *foreign0, int nforeign0, const char *foreign1,
 		       sw, sw - g);
 		printf("  %-40s %8.1f %+8.1f\n", "satfeed sf_sys_exit, traced UDP",
 		       su, su - g);
+		printf("  %-40s %8.1f %+8.1f\n", "satfeed sf_sys_exit, TCP req+resp",
+		       st, st - g);
 		printf("  +gate: minus the gate probe, i.e. the block's own price (the gate is\n"
 		       "  %.1f ns over the empty program)\n", g - e);
 	} else if (o.attach == AT_FENTRY) {

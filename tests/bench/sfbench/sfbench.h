@@ -89,13 +89,13 @@ enum attach { AT_TP_BTF, AT_FENTRY };
 enum cfg { CFG_NONE, CFG_EMPTY, CFG_SATFEED, CFG_BPFTRACE, NR_CFG };
 
 enum op { OP_QUIT, OP_GETPPID, OP_RW, OP_PAIR, OP_EPOLL, OP_PING, OP_URING,
-	  OP_UDP };
+	  OP_UDP, OP_TCP };
 
 /* program classes: what runs at a syscall's entry and at its exit */
 enum { PR_ENTER, PR_EXIT, NR_PR };
 
 enum phase { P_UGETPPID, P_URW, P_UEPOLL, P_TPAIR, P_TRW, P_TEPOLL, P_UURING,
-	     P_TUDP, NR_PHASE };
+	     P_TUDP, P_TTCP, NR_PHASE };
 struct phase_desc {
 	const char *key;	/* results key */
 	const char *label;	/* table label */

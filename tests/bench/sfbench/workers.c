@@ -8,9 +8,12 @@
 #include <liburing.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 
 static struct io_uring ring;	/* the worker's, for OP_URING */
 static int udp_srv = -1, udp_cli = -1;	/* OP_UDP's: unconnected, connected */
+/* OP_TCP's: listening, the client's end, the end it accepted */
+static int tcp_lsn = -1, tcp_cli = -1, tcp_acc = -1;
 
 /* CPU time of the calling thread: time spent preempted by other processes
  * (a shared 2-CPU VM) does not count, time in the syscalls does. */
@@ -65,6 +68,14 @@ static int loop(int op, long n, int sv[2], int ep)
 			    recv(udp_srv, &c, 1, 0) != 1)
 				return errno ? errno : EIO;
 		return 0;
+	case OP_TCP:
+		for (long i = 0; i < n; i++)
+			if (send(tcp_cli, &c, 1, 0) != 1 ||
+			    recv(tcp_acc, &c, 1, 0) != 1 ||
+			    send(tcp_acc, &c, 1, 0) != 1 ||
+			    recv(tcp_cli, &c, 1, 0) != 1)
+				return errno ? errno : EIO;
+		return 0;
 	case OP_URING:
 		for (long i = 0; i < n; i++) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
@@ -117,6 +128,49 @@ static int udp_open(void)
 	return 0;
 }
 
+/* OP_TCP's listening socket on a free loopback port; 0 or -1 */
+static int tcp_listen(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+	tcp_lsn = socket(AF_INET, SOCK_STREAM, 0);
+	if (tcp_lsn < 0 || bind(tcp_lsn, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(tcp_lsn, 1))
+		return -1;
+	return 0;
+}
+
+/*
+ * A new OP_TCP connection for each run of the phase: the engine keeps a
+ * connection's record from its accept by a target, and each configuration
+ * of a round loads its own engine.  Nagle off on both ends, so that each
+ * byte leaves at its send.  0 or an errno.
+ */
+static int tcp_reconnect(void)
+{
+	struct sockaddr_in a;
+	socklen_t l = sizeof(a);
+	int one = 1;
+
+	if (tcp_cli >= 0)
+		close(tcp_cli);
+	if (tcp_acc >= 0)
+		close(tcp_acc);
+	tcp_acc = -1;
+	tcp_cli = socket(AF_INET, SOCK_STREAM, 0);
+	if (tcp_cli < 0 ||
+	    getsockname(tcp_lsn, (struct sockaddr *)&a, &l) ||
+	    connect(tcp_cli, (struct sockaddr *)&a, sizeof(a)))
+		return errno ? errno : EIO;
+	tcp_acc = accept(tcp_lsn, NULL, NULL);
+	if (tcp_acc < 0 ||
+	    setsockopt(tcp_cli, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
+	    setsockopt(tcp_acc, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		return errno ? errno : EIO;
+	return 0;
+}
+
 static void worker_main(int cmd_fd, int res_fd, pid_t parent)
 {
 	int sv[2], ready[2], ep;
@@ -134,7 +188,7 @@ static void worker_main(int cmd_fd, int res_fd, pid_t parent)
 	ep = epoll_create1(0);
 	if (ep < 0 || write(ready[0], "r", 1) != 1 ||
 	    epoll_ctl(ep, EPOLL_CTL_ADD, ready[1], &ev) ||
-	    io_uring_queue_init(8, &ring, 0) || udp_open())
+	    io_uring_queue_init(8, &ring, 0) || udp_open() || tcp_listen())
 		_exit(3);
 	while (read(cmd_fd, &c, sizeof(c)) == sizeof(c)) {
 		long warm = c.n / 16 + 1, per = c.n / (c.batches > 0 ? c.batches : 1);
@@ -142,7 +196,9 @@ static void worker_main(int cmd_fd, int res_fd, pid_t parent)
 		memset(&r, 0, sizeof(r));
 		if (c.op == OP_QUIT)
 			_exit(0);
-		if (c.op != OP_PING) {
+		if (c.op == OP_TCP)
+			r.err = tcp_reconnect();
+		if (c.op != OP_PING && !r.err) {
 			r.err = loop(c.op, warm, sv, ep);
 			r.ops = warm;
 			r.ns_per_op = INFINITY;
