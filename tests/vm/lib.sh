@@ -200,8 +200,11 @@ vm_calibrate() {
 		-t "$ROOT/tests/vm/guest/calib.sh" 2>/dev/null ||
 		vm_die "calibration: cannot build its initramfs"
 	t0=$EPOCHREALTIME
-	# its own limit cannot come from itself: VM_CALIB_TIMEOUT, 600 s
-	VM_DIR=$dir VM_QUIET=1 VM_QEMU_OPTS="${VM_QEMU_OPTS:-} $VM_ICOUNT" \
+	# its own limit cannot come from itself: VM_CALIB_TIMEOUT, 600 s;
+	# single-threaded TCG whatever the run uses: QEMU refuses -icount
+	# with multi-threaded TCG
+	VM_TCG_THREAD=single VM_DIR=$dir VM_QUIET=1 \
+		VM_QEMU_OPTS="${VM_QEMU_OPTS:-} $VM_ICOUNT" \
 		"$ROOT/tests/vm/boot.sh" -k "$VMLINUZ" -i "$dir/initrd.gz" \
 		-l "$log" -c "$cpus" -m "$mem" -T "${VM_CALIB_TIMEOUT:-600}" \
 		>/dev/null 2>&1 ||

@@ -8,7 +8,8 @@
 # busy loops' work done in four configurations: solo, an ideal static
 # partition (affinity), the default scheduler, scx_satfeed; SF_REPS rounds
 # of each, the load a fraction of the co-located capacity measured first,
-# the load generator pinned to a CPU of its own.
+# the load generator out of the contest (a CPU of its own, or real-time
+# priority in a 2-CPU guest).
 #
 #   1. setup-kernel.sh (cached): the trixie-backports kernel
 #   2. the engine binaries and scx_satfeed (as tests/vm/scx.sh builds them)
@@ -32,7 +33,9 @@
 #   --mttcg      multi-threaded TCG (one host thread per vCPU), implies
 #                --wallclock: independent vCPUs only on a host with a free
 #                core per vCPU (the vCPU check says whether they were)
-#   --cpus N     guest CPUs (default 4, at least 3)
+#   --cpus N     guest CPUs (default 4, at least 2; with 2 the load
+#                generator runs at real-time priority instead of on a
+#                CPU of its own)
 #   -T           guest timeout (default 1800, 900 with --quick)
 #   -a           guest settings (see guest/scx-bench-guest.sh)
 # Environment: VM_DIR (default build/vm), BUILD (default build), OUT
@@ -53,8 +56,8 @@ while [ $# -gt 0 ]; do
 	--cpus)
 		[ $# -ge 2 ] || vm_usage "--cpus needs a value"
 		CPUS=$2
-		[[ $CPUS =~ ^[0-9]+$ ]] && [ "$CPUS" -ge 3 ] ||
-			vm_usage "--cpus: '$CPUS' is not a number >= 3"
+		[[ $CPUS =~ ^[0-9]+$ ]] && [ "$CPUS" -ge 2 ] ||
+			vm_usage "--cpus: '$CPUS' is not a number >= 2"
 		shift ;;
 	*) ARGS+=("$1") ;;
 	esac
@@ -78,8 +81,11 @@ vm_begin
 make -s -C "$ROOT" all >/dev/null
 vm_build_scx
 
-BINS=(-b /bin/bash -b "$SCX_OUT/scx/scx_satfeed")
+# chrt (util-linux; busybox has none): the load generator's real-time
+# priority in a 2-CPU guest
+BINS=(-b /bin/bash -b "$SCX_OUT/scx/scx_satfeed" -b "$(command -v chrt)")
 vm_bins satfeed-loader satfeedctl sfserver sfload
+FILES=(-f "$ROOT/tests/vm/guest/busyloop.sh:/busyloop.sh")
 LOG=$VM_DIR/scx-bench-console.log
 vm_boot "$VM_DIR/scx-bench-stage/initrd.gz" \
 	"$ROOT/tests/vm/guest/scx-bench-guest.sh" "$LOG" \

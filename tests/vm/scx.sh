@@ -57,7 +57,8 @@ vm_build_scx
 
 BINS=(-b /bin/bash -b "$(command -v bpftool)" -b "$SCX_OUT/scx/scx_satfeed")
 vm_bins satfeed-loader satfeedctl sfserver sfload
-FILES=(-f "$ROOT/tests/vm/guest/checks.sh:/checks.sh")
+FILES=(-f "$ROOT/tests/vm/guest/checks.sh:/checks.sh"
+       -f "$ROOT/tests/vm/guest/busyloop.sh:/busyloop.sh")
 LOG=$VM_DIR/scx-console.log
 SMP=${SCX_SMP:-4,sockets=1,cores=2,threads=2}
 vm_boot "$VM_DIR/scx-initrd.gz" "$ROOT/tests/vm/guest/scx-guest.sh" "$LOG" \

@@ -6,21 +6,25 @@
 #
 # The engine (fentry) watches the bundled server (sfserver, SF_THREADS
 # threads, SF_WORK_US of spinning per request) throughout.  The load
-# generator (sfload) runs pinned to CPU 0 and nothing else is pinned there,
-# so it is kept out of the contest in every configuration.
+# generator (sfload) is kept out of the contest in every configuration:
+# with 3 CPUs or more it runs pinned to CPU 0 and nothing else is pinned
+# there; with 2 it runs at real-time priority (SCHED_FIFO 50, above every
+# fair and sched_ext task) on either CPU, and CPU 0 is the busy loops' as
+# well.  Below, G is the first CPU the contest may use (1, or 0 with 2
+# CPUs) and N-1 the last.
 #   1. are the vCPUs independent?  A fixed job (SF_JOB iterations of a
 #      shell loop) on CPU 0, alone and with a busy loop on every other CPU:
 #      "SCX-BENCH vcpu alone_ms= busy_ms= slowdown=".  On independent
 #      CPUs slowdown is about 1; under single-threaded TCG with -icount it
 #      is about the number of busy vCPUs (one instruction stream sliced).
 #   2. the co-located capacity: the server alone on the last CPU, busy
-#      loops on CPUs 1..N-2 (the ideal partition), rising rates until
+#      loops on CPUs G..N-2 (the ideal partition), rising rates until
 #      served < 95% of offered, a timeout, or p99 above 20x the first
 #      rate's (SF_CAP_START, x SF_CAP_STEP)
 #   3. SF_REPS rounds; in each, every configuration once, in this order:
 #        solo       the server, no busy loops (the default scheduler)
-#        partition  server pinned to CPU N-1, busy loops pinned to 1..N-2
-#        default    server unpinned, busy loops on 1..N-1 (EEVDF)
+#        partition  server pinned to CPU N-1, busy loops pinned to G..N-2
+#        default    server unpinned (G..N-1), busy loops on G..N-1 (EEVDF)
 #        scx        the same, under scx_satfeed -p SERVER
 #      each at SF_LEVEL % of the co-located capacity, SF_WARMUP s of
 #      warm-up, SF_DURATION s measured (guest time).  N-1 busy loops run
@@ -39,7 +43,7 @@
 # Settings (kernel command line words): SF_WINDOW=64, SF_WORK_US=300,
 # SF_THREADS=1, SF_LEVEL=50, SF_REPS=5, SF_WARMUP=1, SF_DURATION=3,
 # SF_CAP_START=50, SF_CAP_STEP=1.4, SF_CAP_DURATION=2, SF_JOB=50000,
-# SF_MIN_SHARED=2.
+# SF_MIN_SHARED=2 (1 with 2 CPUs: scx_satfeed may then reserve one).
 set -u
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 
@@ -54,10 +58,18 @@ CAP_START=${SF_CAP_START:-50}
 CAP_STEP=${SF_CAP_STEP:-1.4}
 CAP_DURATION=${SF_CAP_DURATION:-2}
 JOB=${SF_JOB:-50000}
-MIN_SHARED=${SF_MIN_SHARED:-2}
 PORT=9700
 NCPU=$(nproc)
 LAST=$((NCPU - 1))
+if [ "$NCPU" -ge 3 ]; then
+	G=1
+	GEN=(taskset -c 0)
+	MIN_SHARED=${SF_MIN_SHARED:-2}
+else
+	G=0
+	GEN=(chrt -f 50)
+	MIN_SHARED=${SF_MIN_SHARED:-1}
+fi
 SCX=/sys/kernel/sched_ext
 
 say() { echo "SCX-BENCH: $*"; }
@@ -72,11 +84,13 @@ jget() {
 # guest time in microseconds
 now_us() { local t=${EPOCHREALTIME/./}; echo "$t"; }
 
-[ "$NCPU" -ge 3 ] || die "needs at least 3 CPUs (load generator, server, busy loops)"
+[ "$NCPU" -ge 2 ] || die "needs at least 2 CPUs (the server's, the busy loops')"
+[ "$G" = 1 ] || chrt -f 50 true ||
+	die "chrt -f cannot run the load generator at real-time priority"
 command -v scx_satfeed >/dev/null || die "scx_satfeed missing from the initramfs"
 [ "$(cat $SCX/state 2>/dev/null)" = disabled ] || die "sched_ext absent or busy"
 say "kernel $(uname -r), $NCPU CPUs, clock $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
-say "settings: work ${WORK_US} us, $THREADS threads, level $LEVEL %, $REPS rounds, warm-up $WARMUP s, measured $DURATION s, min shared $MIN_SHARED"
+say "settings: work ${WORK_US} us, $THREADS threads, level $LEVEL %, $REPS rounds, warm-up $WARMUP s, measured $DURATION s, min shared $MIN_SHARED, load generator: ${GEN[*]}"
 
 # ---- 1. are the vCPUs independent? ----
 job() { local i=0; while [ $i -lt "$JOB" ]; do i=$((i + 1)); done; }
@@ -88,6 +102,9 @@ timed_job() {
 	echo $(((t1 - t0) / 1000))
 }
 spin() { while :; do :; done; }
+# once untimed first: multi-threaded TCG translates the job's code on its
+# first run, which made "alone" the slower of the two (slowdown 0.71)
+timed_job >/dev/null
 alone=$(timed_job)
 SP=
 for c in $(seq 1 $LAST); do
@@ -102,20 +119,15 @@ say "fixed job on CPU 0: $alone ms alone, $busy ms with $LAST busy vCPUs beside 
 echo "SCX-BENCH vcpu alone_ms=$alone busy_ms=$busy slowdown=$(awk -v a="$alone" -v b="$busy" 'BEGIN { printf "%.2f", a ? b / a : 0 }')"
 
 # ---- the server, the engine, the busy loops ----
-taskset -c 1-$LAST sfserver -p $PORT -w "$WORK_US" -t "$THREADS" -q &
+taskset -c $G-$LAST sfserver -p $PORT -w "$WORK_US" -t "$THREADS" -q &
 SRV=$!
 sleep 0.5
 satfeed-loader --attach fentry --window "$WINDOW" load >/dev/null &&
 	satfeedctl add --pid "$SRV" >/dev/null || die "cannot load the engine"
 
-# counting busy loops: each writes its iteration count to /tmp/ant.PID
-antagonist() {
-	local i=0
-	while :; do
-		i=$((i + 1))
-		[ $((i & 1023)) = 0 ] && echo "$i" > /tmp/ant.$BASHPID
-	done
-}
+# counting busy loops (antagonist): beside this script, in the guest and
+# in a checkout alike
+. "$(dirname "$0")/busyloop.sh"
 ANTS=
 # ants_start CPULIST: N-1 busy loops allowed on CPULIST
 ants_start() {
@@ -141,9 +153,9 @@ srv_sched() {
 		awk '{ d += $2; n += $3 } END { printf "%.0f %d\n", d, n }'
 }
 
-# run RATE WARMUP DURATION: sfload (pinned to CPU 0) report in $REP
+# run RATE WARMUP DURATION: sfload (out of the contest: GEN) report in $REP
 run() {
-	REP=$(taskset -c 0 sfload -r "$1" -c 4 -W "$2" -d "$3" -D 1 -G --json \
+	REP=$("${GEN[@]}" sfload -r "$1" -c 4 -W "$2" -d "$3" -D 1 -G --json \
 		127.0.0.1:$PORT 2>/tmp/sfload.err)
 	local rc=$?
 	[ "$rc" = 0 ] && [ -n "$REP" ] && return 0
@@ -153,7 +165,7 @@ run() {
 
 # ---- 2. the co-located capacity (the ideal partition) ----
 pin_server "$LAST"
-ants_start 1-$((LAST - 1))
+ants_start $G-$((LAST - 1))
 rate=$CAP_START cap= base=
 while :; do
 	run "$rate" 0.5 "$CAP_DURATION" || die "capacity run failed"
@@ -177,9 +189,9 @@ RATE=$(awk -v c="$cap" -v p="$LEVEL" 'BEGIN { printf "%.0f", c * p / 100 }')
 one() {
 	local cfg=$1 t0 t1 a0 a1 s0 s1 res=0 scxp=
 	case $cfg in
-	solo)		pin_server 1-$LAST ;;
-	partition)	pin_server "$LAST"; ants_start 1-$((LAST - 1)) ;;
-	default|scx)	pin_server 1-$LAST; ants_start 1-$LAST ;;
+	solo)		pin_server $G-$LAST ;;
+	partition)	pin_server "$LAST"; ants_start $G-$((LAST - 1)) ;;
+	default|scx)	pin_server $G-$LAST; ants_start $G-$LAST ;;
 	esac
 	if [ "$cfg" = scx ]; then
 		scx_satfeed -p "$SRV" --json --interval-ms 250 \

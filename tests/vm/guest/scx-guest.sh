@@ -524,15 +524,8 @@ engine_notes() {
 	done
 }
 
-# counting antagonists: each writes its iteration count to /tmp/ant.PID
-antagonist() {
-	local i=0
-	while :; do
-		i=$((i + 1))
-		[ $((i & 1023)) = 0 ] && echo "$i" > /tmp/ant.$BASHPID
-	done
-}
-ant_count() { cat /tmp/ant."$1" 2>/dev/null || echo 0; }
+# counting antagonists (antagonist, ant_count)
+. /busyloop.sh
 
 # load RATE SECONDS [PORT]: sfload against the server; its summary as notes
 load() {
