@@ -159,8 +159,7 @@ static int tcp_reconnect(void)
 		close(tcp_acc);
 	tcp_acc = -1;
 	tcp_cli = socket(AF_INET, SOCK_STREAM, 0);
-	if (tcp_cli < 0 ||
-	    getsockname(tcp_lsn, (struct sockaddr *)&a, &l) ||
+	if (tcp_cli < 0 || getsockname(tcp_lsn, (struct sockaddr *)&a, &l) ||
 	    connect(tcp_cli, (struct sockaddr *)&a, sizeof(a)))
 		return errno ? errno : EIO;
 	tcp_acc = accept(tcp_lsn, NULL, NULL);
