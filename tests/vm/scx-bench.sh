@@ -34,8 +34,8 @@
 #                --wallclock: independent vCPUs only on a host with a free
 #                core per vCPU (the vCPU check says whether they were)
 #   --cpus N     guest CPUs (default 4, at least 2; with 2 the load
-#                generator runs at real-time priority instead of on a
-#                CPU of its own)
+#                generator runs on CPU 0 at real-time priority, and CPU 0
+#                is the busy loops' too)
 #   -T           guest timeout (default 1800, 900 with --quick)
 #   -a           guest settings (see guest/scx-bench-guest.sh)
 # Environment: VM_DIR (default build/vm), BUILD (default build), OUT

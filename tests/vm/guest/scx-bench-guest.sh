@@ -8,10 +8,11 @@
 # threads, SF_WORK_US of spinning per request) throughout.  The load
 # generator (sfload) is kept out of the contest in every configuration:
 # with 3 CPUs or more it runs pinned to CPU 0 and nothing else is pinned
-# there; with 2 it runs at real-time priority (SCHED_FIFO 50, above every
-# fair and sched_ext task) on either CPU, and CPU 0 is the busy loops' as
-# well.  Below, G is the first CPU the contest may use (1, or 0 with 2
-# CPUs) and N-1 the last.
+# there; with 2 it runs on CPU 0 at real-time priority (SCHED_FIFO 50,
+# above every fair and sched_ext task), and CPU 0 is the contest's as
+# well.  Pinned: a real-time task wakes on an idle CPU when it may, and the
+# idle CPU is the one scx_satfeed keeps for the server.  Below, G is the
+# first CPU the contest may use (1, or 0 with 2 CPUs) and N-1 the last.
 #   1. are the vCPUs independent?  A fixed job (SF_JOB iterations of a
 #      shell loop) on CPU 0, alone and with a busy loop on every other CPU:
 #      "SCX-BENCH vcpu alone_ms= busy_ms= slowdown=".  On independent
@@ -67,7 +68,7 @@ if [ "$NCPU" -ge 3 ]; then
 	MIN_SHARED=${SF_MIN_SHARED:-2}
 else
 	G=0
-	GEN=(chrt -f 50)
+	GEN=(taskset -c 0 chrt -f 50)
 	MIN_SHARED=${SF_MIN_SHARED:-1}
 fi
 SCX=/sys/kernel/sched_ext
