@@ -47,7 +47,10 @@
  * Cost, cheapest rejection first (tp_btf mode; fentry mode skips step 1
  * because only the traced syscalls run it):
  *  1. syscall number -> family index: one bounds check and one byte load
- *     from .rodata; every other syscall of the machine stops here.
+ *     from .rodata; every other syscall of the machine stops here, in a
+ *     frame of a dozen instructions: the rest of the program is a
+ *     subprogram (sf_sys_exit_traced()), whose registers and stack only
+ *     the traced syscalls save and set up.
  *  2. pid_slot: one byte load from sf_config indexed by tgid % 1024, then,
  *     for a pid target, one inlined array lookup: no helper call and no
  *     hash lookup.  Every other process stops here (only while cgroup
@@ -145,12 +148,15 @@ static __always_inline __u32 sf_traced(long id)
 	return sc_index[id];
 }
 
-static __always_inline int sf_sys_enter_event(struct pt_regs *regs, long id)
+/*
+ * The traced syscalls' part of each hook is a subprogram of its own, out of
+ * line: every other syscall of the machine runs only the program's test of
+ * its number, in a frame that needs no callee-saved register and no stack,
+ * instead of the prologue and epilogue the whole engine's code would give
+ * it.  sc: sf_traced()'s, not 0.
+ */
+static __noinline int sf_sys_enter_traced(struct pt_regs *regs, __u32 sc)
 {
-	__u32 sc = sf_traced(id);
-
-	if (sc <= SATFEED_SC_POLL_FIRST || sc == SATFEED_SC_INDEX_ACCEPT)
-		return 0;	/* 0, or not a wait */
 	/* io_uring_enter is told by its sc_index entry, not by sc - 1: clang
 	 * then tests it before the decrement, which stays off the path of
 	 * the waits of processes that are not targets */
@@ -158,16 +164,9 @@ static __always_inline int sf_sys_enter_event(struct pt_regs *regs, long id)
 			     sc == SATFEED_SC_INDEX_URING_ENTER);
 }
 
-static __always_inline int sf_sys_exit_event(struct pt_regs *regs, long ret)
+static __noinline int sf_sys_exit_traced(struct pt_regs *regs, long ret,
+					 __u32 sc)
 {
-	__u32 sc = sf_traced(sf_regs_nr(regs));
-
-	if (!sc)
-		return 0;
-	/* a copy of its own for io_uring_enter: with one call site clang
-	 * spills sc before the test above, a store more for every syscall of
-	 * the machine, or (likely(!sc)) tests bounds the verifier cannot
-	 * link to sc */
 	if (sc == SATFEED_SC_INDEX_URING_ENTER)
 		return sf_sys_return(SF_SC_URING_WAIT, regs, ret);
 	if (sc == SATFEED_SC_INDEX_ACCEPT) {
@@ -176,6 +175,24 @@ static __always_inline int sf_sys_exit_event(struct pt_regs *regs, long ret)
 		return 0;
 	}
 	return sf_sys_return(sc - 1, regs, ret);
+}
+
+static __always_inline int sf_sys_enter_event(struct pt_regs *regs, long id)
+{
+	__u32 sc = sf_traced(id);
+
+	if (sc <= SATFEED_SC_POLL_FIRST || sc == SATFEED_SC_INDEX_ACCEPT)
+		return 0;	/* 0, or not a wait */
+	return sf_sys_enter_traced(regs, sc);
+}
+
+static __always_inline int sf_sys_exit_event(struct pt_regs *regs, long ret)
+{
+	__u32 sc = sf_traced(sf_regs_nr(regs));
+
+	if (!sc)
+		return 0;
+	return sf_sys_exit_traced(regs, ret, sc);
 }
 
 SEC("tp_btf/sys_enter")

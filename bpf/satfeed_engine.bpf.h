@@ -49,7 +49,8 @@
  * capacity shows instead of a growing queue.
  *
  * Cost, on a target's samples only: the socket of the fd (a few plain
- * loads, as the socket check of read/write does) and one hash lookup (a
+ * loads; none for the read/write family, whose socket check found it)
+ * and one hash lookup (a
  * datagram receive: three more loads and a compare, plus a
  * compare-and-swap, a lookup and an atomic add when drops grew); a
  * response adds the locked window updates of the response and service-time
@@ -153,22 +154,6 @@ static __always_inline void *sf_conn_map(struct sock *sk)
 	return &sf_conn_other;
 }
 
-/* The struct sock of fd of task, NULL when it is not a socket. */
-static __always_inline struct sock *sf_fd_sock(struct task_struct *task,
-					       unsigned int fd)
-{
-	struct file *f = sf_fd_file(task, fd);
-	struct socket *so;
-
-	if (!f || (bpf_core_cast(f, struct file)->f_inode->i_mode &
-		   SF_S_IFMT) != SF_S_IFSOCK)
-		return NULL;
-	so = bpf_core_cast(f, struct file)->private_data;
-	if (!so)
-		return NULL;
-	return bpf_core_cast(so, struct socket)->sk;
-}
-
 /*
  * One event of the response stream (a gap) or one sample of the service
  * time, in a subprogram: one copy of the window code serves both.  No rule
@@ -184,20 +169,17 @@ static __noinline void sf_resp_account(__u32 slot, __u32 stream, __u32 gen,
 }
 
 /*
- * A send or receive of target hit moved bytes on fd at now (stream: send
- * or recv).
+ * A send or receive of target hit moved bytes on socket sk (NULL: the fd
+ * was none) at now (stream: send or recv).
  */
-static __always_inline void sf_response(struct task_struct *task,
-					unsigned int fd, __u32 stream,
+static __always_inline void sf_response(struct sock *sk, __u32 stream,
 					const struct sf_hit *hit, __u64 now)
 {
 	struct satfeed_svc_hist *h;
 	struct sf_conn_key k;
 	struct sf_conn *c;
-	struct sock *sk;
 	__u64 svc;
 
-	sk = sf_fd_sock(task, fd);
 	if (!sk)
 		return;
 	sf_conn_key_of(sk, &k);
@@ -459,6 +441,7 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct satfeed_config *cfg = sf_config_get();
 	__u64 now, sample = 0, runq = 0, *mark = NULL;
+	struct sock *sk = NULL;
 	struct sf_hit hit;
 	bool gap = true;
 	__u32 stream;
@@ -515,8 +498,13 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 			return 0;
 		stream = sc >= SATFEED_SC_RECV_FIRST ? SATFEED_STREAM_RECV :
 						       SATFEED_STREAM_SEND;
+		/* the socket check of the read/write family finds the
+		 * socket the response stream needs: one walk of the fd table
+		 * serves both (the others walk it only once they moved bytes,
+		 * not for each EAGAIN) */
 		if (SATFEED_SC_SOCKET_FD & (1U << sc)) {
-			if (!sf_fd_is_socket(task, sf_socket_fd(sc, regs))) {
+			sk = sf_fd_sock(task, sf_socket_fd(sc, regs));
+			if (!sk) {
 				struct satfeed_stream *s;
 
 				if (hit.sc_mask & SATFEED_SC_DISCOVER) {
@@ -542,9 +530,11 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 			return 0;
 		}
 		now = bpf_ktime_get_ns();
-		if (with_responses)
-			sf_response(task, sf_socket_fd(sc, regs), stream,
-				    &hit, now);
+		if (with_responses) {
+			if (!sk)
+				sk = sf_fd_sock(task, sf_socket_fd(sc, regs));
+			sf_response(sk, stream, &hit, now);
+		}
 	}
 	/* one call site, so that tp_btf's sf_sys_exit, which serves every
 	 * family, holds one copy of the window code, not two */

@@ -152,17 +152,25 @@ static __always_inline struct file *sf_fd_file(struct task_struct *task,
 	return f;
 }
 
-/* Is fd of task a socket?  Only asked for read/write family samples. */
-static __always_inline bool sf_fd_is_socket(struct task_struct *task,
-					    unsigned int fd)
+/*
+ * The struct sock of fd of task (an untrusted pointer), NULL when fd is
+ * not a socket, or a socket whose sock is gone (released under a close
+ * racing the call): the socket check of the read/write family and the
+ * response stream's connection in one walk.
+ */
+static __always_inline struct sock *sf_fd_sock(struct task_struct *task,
+					       unsigned int fd)
 {
 	struct file *f = sf_fd_file(task, fd);
-	umode_t mode;
+	struct socket *so;
 
-	if (!f)
-		return false;
-	mode = bpf_core_cast(f, struct file)->f_inode->i_mode;
-	return (mode & SF_S_IFMT) == SF_S_IFSOCK;
+	if (!f || (bpf_core_cast(f, struct file)->f_inode->i_mode &
+		   SF_S_IFMT) != SF_S_IFSOCK)
+		return NULL;
+	so = bpf_core_cast(f, struct file)->private_data;
+	if (!so)
+		return NULL;
+	return bpf_core_cast(so, struct socket)->sk;
 }
 
 /* Argument n (0, 2 or 3: the ones the engine reads) of the syscall of regs. */
