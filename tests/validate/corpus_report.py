@@ -222,15 +222,15 @@ def render(a, results):
         L.append("| level | offered | served | served/offered | sent on "
                  "time | p50 (us) | p99 (us) | waits/send (‰) | idle (‰) | "
                  "service (x base) | backlog max | unread max (B) | UDP "
-                 "drops | run-queue delay (‰) | verdict | worst | "
-                 "reference | readings |")
+                 "drops | run-queue delay (‰) | run-queue share (‰) | "
+                 "verdict | worst | reference | readings |")
         L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-                 "---|---|---|---|")
+                 "---|---|---|---|---|")
         for i, (r, x) in enumerate(zip(rows, raw)):
             num = (lambda v: "%.0f" % v if math.isfinite(v) else "-")
             L.append("| %.0f%%%s | %.0f | %.0f | %.3f | %s | %.0f | %.0f | "
                      "%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | "
-                     "%d |" % (
+                     "%s | %d |" % (
                          r["pct_capacity"],
                          " (knee)" if i == j["knee"] else "",
                          r["offered_rps"], r["served_rps"],
@@ -242,6 +242,7 @@ def render(a, results):
                          num(unread(r)),
                          num(r.get("probe_udp_drops", nan)),
                          num(r.get("probe_runq_permille", nan)),
+                         num(r.get("probe_runq_share_permille", nan)),
                          name_of(r["verdict"]),
                          name_of(r["verdict_worst"]),
                          name_of(r.get("rule_state", nan)),

@@ -19,7 +19,7 @@ CSV_FIELDS = [
     "pct_capacity", "verdict", "verdict_worst",
     # queueing seen from outside satfeed (probe.py, corpus.sh only)
     "probe_backlog_max", "probe_rxq_max", "probe_udp_rxq_max",
-    "probe_udp_drops", "probe_runq_permille",
+    "probe_udp_drops", "probe_runq_permille", "probe_runq_share_permille",
 ]
 
 
