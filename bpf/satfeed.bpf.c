@@ -50,7 +50,8 @@
  *     from .rodata; every other syscall of the machine stops here, in a
  *     frame of a dozen instructions: the rest of the program is a
  *     subprogram (sf_sys_exit_traced()), whose registers and stack only
- *     the traced syscalls save and set up.
+ *     the traced syscalls of processes that can be targets (step 2's
+ *     byte, tested before the call too) save and set up.
  *  2. pid_slot: one byte load from sf_config indexed by tgid % 1024, then,
  *     for a pid target, one inlined array lookup: no helper call and no
  *     hash lookup.  Every other process stops here (only while cgroup
@@ -151,48 +152,76 @@ static __always_inline __u32 sf_traced(long id)
 /*
  * The traced syscalls' part of each hook is a subprogram of its own, out of
  * line: every other syscall of the machine runs only the program's test of
- * its number, in a frame that needs no callee-saved register and no stack,
- * instead of the prologue and epilogue the whole engine's code would give
- * it.  sc: sf_traced()'s, not 0.
+ * its number, and a traced one of a process that cannot be a target only
+ * that and sf_maybe_target()'s byte, in a frame that saves three
+ * registers and needs no stack, instead of the prologue and epilogue the
+ * whole engine's code would give it.  The test's task and configuration
+ * are passed down; the syscall's sc is found again, since passed down it
+ * would have to outlive the helper call of the test in a register that
+ * frame would save for every syscall.
  */
-static __noinline int sf_sys_enter_traced(struct pt_regs *regs, __u32 sc)
+static __noinline int sf_sys_enter_traced(struct task_struct *task,
+					  struct satfeed_config *cfg,
+					  struct pt_regs *regs, long id)
 {
+	__u32 sc = sf_traced(id);
+
+	if (sc <= SATFEED_SC_POLL_FIRST || sc == SATFEED_SC_INDEX_ACCEPT)
+		return 0;	/* for the verifier: the caller tested it */
 	/* io_uring_enter is told by its sc_index entry, not by sc - 1: clang
 	 * then tests it before the decrement, which stays off the path of
 	 * the waits of processes that are not targets */
-	return sf_wait_enter(sc - 1, regs,
-			     sc == SATFEED_SC_INDEX_URING_ENTER);
+	return sf_wait_enter_of(task, cfg, sc - 1, regs,
+				sc == SATFEED_SC_INDEX_URING_ENTER);
 }
 
-static __noinline int sf_sys_exit_traced(struct pt_regs *regs, long ret,
-					 __u32 sc)
+static __noinline int sf_sys_exit_traced(struct task_struct *task,
+					 struct satfeed_config *cfg,
+					 struct pt_regs *regs, long ret)
 {
+	__u32 sc = sf_traced(sf_regs_nr(regs));
+
+	if (!sc)
+		return 0;	/* for the verifier: the caller tested it */
 	if (sc == SATFEED_SC_INDEX_URING_ENTER)
-		return sf_sys_return(SF_SC_URING_WAIT, regs, ret);
+		return sf_sys_return_of(task, cfg, SF_SC_URING_WAIT, regs,
+					ret);
 	if (sc == SATFEED_SC_INDEX_ACCEPT) {
 		if (ret >= 0)
 			sf_conn_accepted_fd((unsigned int)ret);
 		return 0;
 	}
-	return sf_sys_return(sc - 1, regs, ret);
+	return sf_sys_return_of(task, cfg, sc - 1, regs, ret);
 }
 
 static __always_inline int sf_sys_enter_event(struct pt_regs *regs, long id)
 {
 	__u32 sc = sf_traced(id);
+	struct satfeed_config *cfg;
+	struct task_struct *task;
 
 	if (sc <= SATFEED_SC_POLL_FIRST || sc == SATFEED_SC_INDEX_ACCEPT)
 		return 0;	/* 0, or not a wait */
-	return sf_sys_enter_traced(regs, sc);
+	cfg = sf_config_get();
+	task = bpf_get_current_task_btf();
+	if (!cfg || !sf_maybe_target(cfg, task))
+		return 0;
+	return sf_sys_enter_traced(task, cfg, regs, id);
 }
 
 static __always_inline int sf_sys_exit_event(struct pt_regs *regs, long ret)
 {
 	__u32 sc = sf_traced(sf_regs_nr(regs));
+	struct satfeed_config *cfg;
+	struct task_struct *task;
 
 	if (!sc)
 		return 0;
-	return sf_sys_exit_traced(regs, ret, sc);
+	cfg = sf_config_get();
+	task = bpf_get_current_task_btf();
+	if (!cfg || !sf_maybe_target(cfg, task))
+		return 0;
+	return sf_sys_exit_traced(task, cfg, regs, ret);
 }
 
 SEC("tp_btf/sys_enter")

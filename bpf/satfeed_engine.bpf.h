@@ -50,12 +50,11 @@
  *
  * Cost, on a target's samples only: the socket of the fd (a few plain
  * loads; none for the read/write family, whose socket check found it)
- * and one hash lookup (a
- * datagram receive: three more loads and a compare, plus a
- * compare-and-swap, a lookup and an atomic add when drops grew); a
- * response adds the locked window updates of the response and service-time
- * streams, in a subprogram, and one atomic add to its service-time
- * histogram (sf_svc_hist).
+ * and one hash lookup (a datagram receive: three more loads and a
+ * compare, plus a compare-and-swap, a lookup and an atomic add when drops
+ * grew); a response adds the locked window updates of the response and
+ * service-time streams, in a subprogram, and one atomic add to its
+ * service-time histogram (sf_svc_hist).
  * Closing: every TCP state change of the machine runs sf_conn_close,
  * which returns at once unless the state is TCP_CLOSE, and then does one
  * hash lookup (a delete with it when the connection was a target's).
@@ -399,19 +398,17 @@ static __always_inline __u64 sf_run_delay(struct task_struct *task)
  * with GETEVENTS (satfeed_uring.bpf.h), which discovery counts whatever
  * its bit says, as it does every io_uring operation.  regs: the syscall's.
  */
-static __always_inline int sf_wait_enter(__u32 sc, struct pt_regs *regs,
-					 bool uring)
+static __always_inline int sf_wait_enter_of(struct task_struct *task,
+					    struct satfeed_config *cfg,
+					    __u32 sc, struct pt_regs *regs,
+					    bool uring)
 {
-	struct task_struct *task;
-	struct satfeed_config *cfg;
 	struct sf_hit hit;
 	struct sf_wait *w;
 
 	if (uring && !(sf_regs_arg(regs, 3) & SF_IORING_ENTER_GETEVENTS))
 		return 0;
-	task = bpf_get_current_task_btf();
-	cfg = sf_config_get();
-	if (!cfg || !sf_find_target_of(cfg, task, true, &hit) ||
+	if (!sf_find_target_of(cfg, task, true, &hit) ||
 	    (!(hit.sc_mask & (1U << sc)) &&
 	     !(uring && (hit.sc_mask & SATFEED_SC_DISCOVER))) ||
 	    sf_compat_syscall(task))
@@ -433,21 +430,33 @@ static __always_inline int sf_wait_enter(__u32 sc, struct pt_regs *regs,
 	return 0;
 }
 
-/* Any traced syscall returns on the current thread (SF_SC_URING_WAIT:
- * io_uring_enter, which only a wait begun by sf_wait_enter() counts). */
-static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
-					 long ret)
+/* The same, for the current task: sf_wait_enter_of() with its task and
+ * the engine's configuration. */
+static __always_inline int sf_wait_enter(__u32 sc, struct pt_regs *regs,
+					 bool uring)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct satfeed_config *cfg = sf_config_get();
+
+	if (!cfg)
+		return 0;
+	return sf_wait_enter_of(bpf_get_current_task_btf(), cfg, sc, regs,
+				uring);
+}
+
+/* Any traced syscall returns on the current thread, task, with the
+ * engine's configuration cfg (SF_SC_URING_WAIT: io_uring_enter, which only
+ * a wait begun by sf_wait_enter() counts). */
+static __always_inline int sf_sys_return_of(struct task_struct *task,
+					    struct satfeed_config *cfg,
+					    __u32 sc, struct pt_regs *regs,
+					    long ret)
+{
 	__u64 now, sample = 0, runq = 0, *mark = NULL;
 	struct sock *sk = NULL;
 	struct sf_hit hit;
 	bool gap = true;
 	__u32 stream;
 
-	if (!cfg)
-		return 0;
 	if (sc >= SATFEED_SC_POLL_FIRST) {
 		struct sf_wait *w;
 		__u64 start;
@@ -541,6 +550,18 @@ static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
 	sf_account(hit.slot, stream, hit.gen, now, gap, sample, runq, mark,
 		   true);
 	return 0;
+}
+
+/* The same, for the current task. */
+static __always_inline int sf_sys_return(__u32 sc, struct pt_regs *regs,
+					 long ret)
+{
+	struct satfeed_config *cfg = sf_config_get();
+
+	if (!cfg)
+		return 0;
+	return sf_sys_return_of(bpf_get_current_task_btf(), cfg, sc, regs,
+				ret);
 }
 
 #endif /* __SATFEED_ENGINE_BPF_H */

@@ -25,11 +25,13 @@ struct sf_hit {
 	__u32 sc_mask;
 };
 
+/* The key of one-entry arrays, in .rodata: a lookup with it needs no
+ * stack, so the hooks' first frame (bpf/satfeed.bpf.c) has none. */
+const volatile __u32 sf_key_zero = 0;
+
 static __always_inline struct satfeed_config *sf_config_get(void)
 {
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&sf_config, &zero);
+	return bpf_map_lookup_elem(&sf_config, (const void *)&sf_key_zero);
 }
 
 /* Can task be a target at all?  One byte load, no helper call. */
