@@ -51,6 +51,14 @@
  *            Near 1000: the CPUs are full, so work queues, whatever
  *            idle share each of more threads than CPUs reads.
  *
+ *   unread   at each tick: the most bytes a receive on one of the target's
+ *            accepted TCP connections left unread on it in the tick's
+ *            interval (satfeed_verdict.unread_max, ABI 10).  High:
+ *            requests queue in the server's sockets, which the idle share
+ *            cannot see when the threads sleep in a wait that is not for
+ *            requests (a worker blocked on EPOLLOUT towards a slow
+ *            reader).  Known from the first bytes left unread on.
+ *
  *   UNKNOWN  until a tick measured the idle share, a service window moved
  *            the average, or (wps rules on) a send window closed with waits;
  *            with every rule off, OK once any window closed
@@ -59,11 +67,13 @@
  *            or wps_avg < wps_full                     (WHY_WPS_FULL)
  *            or drops >= drop_full                     (WHY_DROP_FULL)
  *            or cpu >= cpu_full                        (WHY_CPU_FULL)
+ *            or unread >= unread_full                  (WHY_UNREAD_FULL)
  *   NEAR     idle < idle_near                          (WHY_IDLE_NEAR)
  *            or svc > svc_near                         (WHY_SVC_NEAR)
  *            or wps_avg < wps_near                     (WHY_WPS_NEAR)
  *            or drops >= drop_near                     (WHY_DROP_NEAR)
  *            or cpu >= cpu_near (off by default)       (WHY_CPU_NEAR)
+ *            or unread >= unread_near                  (WHY_UNREAD_NEAR)
  *            or cv2 > base + base * cv2_rise / 1000    (WHY_CV2_RISE)
  *   OK       otherwise
  *
@@ -121,6 +131,12 @@ satfeed_sat_rules_effective(const struct satfeed_sat_rules *r,
 	out->cpu_full_permille =
 		satfeed_sat_rule(r->cpu_full_permille,
 				 SATFEED_SAT_CPU_FULL_DEFAULT);
+	out->unread_near_bytes =
+		satfeed_sat_rule(r->unread_near_bytes,
+				 SATFEED_SAT_UNREAD_NEAR_DEFAULT);
+	out->unread_full_bytes =
+		satfeed_sat_rule(r->unread_full_bytes,
+				 SATFEED_SAT_UNREAD_FULL_DEFAULT);
 }
 
 /* Does rule value `limit` (on) hold for figure v: v at least it? */
@@ -180,7 +196,8 @@ satfeed_sat_state_of(const struct satfeed_verdict *v,
 	      (eff->wps_near_permille != SATFEED_SAT_RULE_OFF ||
 	       eff->wps_full_permille != SATFEED_SAT_RULE_OFF);
 	if (!wps && !(v->seen & (SATFEED_SAT_SEEN_IDLE | SATFEED_SAT_SEEN_SVC |
-				 SATFEED_SAT_SEEN_DROPS | SATFEED_SAT_SEEN_CPU))) {
+				 SATFEED_SAT_SEEN_DROPS | SATFEED_SAT_SEEN_CPU |
+				 SATFEED_SAT_SEEN_UNREAD))) {
 		/* with every rule off nothing is missing: ok once a window
 		 * closed */
 		if (eff->idle_near_permille == SATFEED_SAT_RULE_OFF &&
@@ -193,6 +210,8 @@ satfeed_sat_state_of(const struct satfeed_verdict *v,
 		    eff->drop_full_permille == SATFEED_SAT_RULE_OFF &&
 		    eff->cpu_near_permille == SATFEED_SAT_RULE_OFF &&
 		    eff->cpu_full_permille == SATFEED_SAT_RULE_OFF &&
+		    eff->unread_near_bytes == SATFEED_SAT_RULE_OFF &&
+		    eff->unread_full_bytes == SATFEED_SAT_RULE_OFF &&
 		    rise == SATFEED_SAT_RULE_OFF &&
 		    (v->seen & (SATFEED_SAT_SEEN_SEND | SATFEED_SAT_SEEN_RECV |
 				SATFEED_SAT_SEEN_POLL)))
@@ -238,6 +257,14 @@ satfeed_sat_state_of(const struct satfeed_verdict *v,
 					 eff->cpu_near_permille))
 			SATFEED_SAT_WHY_SET(why, SATFEED_SAT_WHY_CPU_NEAR);
 	}
+	if (v->seen & SATFEED_SAT_SEEN_UNREAD) {
+		if (satfeed_sat_at_least(v->unread_max,
+					 eff->unread_full_bytes))
+			SATFEED_SAT_WHY_SET(why, SATFEED_SAT_WHY_UNREAD_FULL);
+		if (satfeed_sat_at_least(v->unread_max,
+					 eff->unread_near_bytes))
+			SATFEED_SAT_WHY_SET(why, SATFEED_SAT_WHY_UNREAD_NEAR);
+	}
 	if (rise != SATFEED_SAT_RULE_OFF &&
 	    (v->seen & SATFEED_SAT_SEEN_BASE) &&
 	    (v->seen & SATFEED_SAT_SEEN_RECV)) {
@@ -249,7 +276,7 @@ satfeed_sat_state_of(const struct satfeed_verdict *v,
 	w = *(volatile __u32 *)why;
 	if (w & (SATFEED_SAT_WHY_WPS_FULL | SATFEED_SAT_WHY_IDLE_FULL |
 		 SATFEED_SAT_WHY_SVC_FULL | SATFEED_SAT_WHY_DROP_FULL |
-		 SATFEED_SAT_WHY_CPU_FULL))
+		 SATFEED_SAT_WHY_CPU_FULL | SATFEED_SAT_WHY_UNREAD_FULL))
 		return SATFEED_SAT_FULL;
 	if (w)
 		return SATFEED_SAT_NEAR;
@@ -400,10 +427,14 @@ struct satfeed_sat_tick {
 	__u64 drops;		/* datagrams dropped at the target's datagram
 				 * sockets in the interval (ABI 7) */
 	__u64 recvs;		/* receives the recv stream counted in it */
+	__u32 unread;		/* the most bytes a receive on an accepted
+				 * TCP connection left unread in it (ABI 10) */
+	__u32 reserved;
 };
 
 /*
- * A tick (t): record the idle share, the drop share and the service time,
+ * A tick (t): record the idle share, the drop share, the receive queue and
+ * the service time,
  * and evaluate the rules r (as stored), unless the target is quiet
  * (satfeed_sat_quiet()).
  * Returns 1 when the state changed, else 0.
@@ -430,6 +461,12 @@ satfeed_sat_tick(struct satfeed_verdict *v, const struct satfeed_sat_rules *r,
 	v->drop_permille = d + rc ? d * 1000 / (d + rc) : 0;
 	if (d)
 		v->seen |= SATFEED_SAT_SEEN_DROPS;
+	/* the receive queue: known from the first bytes left unread on, as
+	 * the drops (a server that reads its connections empty has said
+	 * nothing of its load by it) */
+	v->unread_max = t->unread;
+	if (t->unread)
+		v->seen |= SATFEED_SAT_SEEN_UNREAD;
 	if (m) {
 		if (m > (1ULL << 53))
 			m = 1ULL << 53;

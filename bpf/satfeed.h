@@ -81,8 +81,15 @@
  * reasons (SATFEED_SAT_WHY_CPU_NEAR, _FULL); the CPU share counts every
  * thread of the target, not only those that waited in a traced call (the
  * age tick makes the others' records).  docs/contract.md, "ABI 9".
+ * 10 (issue 23, the receive queue): satfeed_verdict grows by 8 bytes: at
+ * each tick the most bytes a receive on one of the target's accepted TCP
+ * connections left unread in the tick's interval (unread_max), kept by the
+ * hot path in unread_peak.  Requests queued in the server's sockets while
+ * its threads sleep in a wait they do not serve from (a worker blocked on
+ * EPOLLOUT towards a slow reader) read as slack to the idle share; they
+ * show here.  docs/contract.md, "ABI 10".
  */
-#define SATFEED_ABI_VERSION	9
+#define SATFEED_ABI_VERSION	10
 
 /* Pin names, relative to the bpffs root (default SATFEED_DEFAULT_ROOT). */
 #define SATFEED_DEFAULT_ROOT	"/sys/fs/bpf/satfeed"
@@ -467,6 +474,8 @@ enum satfeed_target_state {
 #define SATFEED_SAT_DROP_FULL_DEFAULT	50
 #define SATFEED_SAT_CPU_NEAR_DEFAULT	SATFEED_SAT_RULE_OFF	/* ABI 9 */
 #define SATFEED_SAT_CPU_FULL_DEFAULT	970			/* ABI 9 */
+#define SATFEED_SAT_UNREAD_NEAR_DEFAULT	16384	/* ABI 10, bytes */
+#define SATFEED_SAT_UNREAD_FULL_DEFAULT	32768	/* ABI 10, bytes */
 struct satfeed_sat_rules {
 	__u32 idle_near_permille; /* near below this idle share, permille */
 	__u32 idle_full_permille; /* saturated below this idle share, permille */
@@ -488,6 +497,11 @@ struct satfeed_sat_rules {
 	__u32 cpu_near_permille; /* (ABI 9) near when the CPU share of a tick
 				  * (cpu_permille) is at least this */
 	__u32 cpu_full_permille; /* (ABI 9) saturated at this much */
+	__u32 unread_near_bytes; /* (ABI 10) near when a tick's unread_max
+				  * (the most bytes a receive on an accepted
+				  * TCP connection left unread) is at least
+				  * this many bytes */
+	__u32 unread_full_bytes; /* (ABI 10) saturated at this many */
 };
 
 enum satfeed_sat_state {
@@ -577,6 +591,10 @@ struct satfeed_rules_slot {
 						    * cpu_near (ABI 9) */
 #define SATFEED_SAT_WHY_CPU_FULL	(1U << 11) /* cpu_permille >=
 						    * cpu_full (ABI 9) */
+#define SATFEED_SAT_WHY_UNREAD_NEAR	(1U << 12) /* unread_max >=
+						    * unread_near (ABI 10) */
+#define SATFEED_SAT_WHY_UNREAD_FULL	(1U << 13) /* unread_max >=
+						    * unread_full (ABI 10) */
 /* Bits of satfeed_verdict.seen: which figures are set. */
 #define SATFEED_SAT_SEEN_SEND	(1U << SATFEED_STREAM_SEND)
 #define SATFEED_SAT_SEEN_RECV	(1U << SATFEED_STREAM_RECV)
@@ -593,6 +611,10 @@ struct satfeed_rules_slot {
 #define SATFEED_SAT_SEEN_CPU	(1U << 9)	/* cpu_permille, cpus: a tick
 						 * saw a thread at both ends
 						 * of its interval (ABI 8) */
+#define SATFEED_SAT_SEEN_UNREAD	(1U << 10)	/* unread_max: a receive
+						 * on an accepted TCP
+						 * connection left bytes
+						 * unread (ABI 10) */
 struct satfeed_verdict {
 	struct bpf_spin_lock lock;
 	__u32 gen;		/* satfeed_target.gen this verdict belongs to */
@@ -707,6 +729,21 @@ struct satfeed_verdict {
 				 * did not sleep through the interval (a
 				 * thread that never waited in a traced call:
 				 * that ran 5% of it; ABI 9) */
+	/*
+	 * The receive queue (ABI 10).  After each receive that moved bytes
+	 * on one of the target's accepted TCP connections, the bytes that
+	 * arrived in order and were still unread on it (rcv_nxt -
+	 * copied_seq, what ss shows as Recv-Q): a server behind its load
+	 * leaves requests queued behind the one it read.
+	 */
+	__u32 unread_peak;	/* engine private: the most of them since the
+				 * previous tick; the hot path raises it
+				 * without a lock (two receives racing may
+				 * keep the smaller), the tick takes and
+				 * zeroes it by an atomic exchange, bytes */
+	__u32 unread_max;	/* at each tick: the most of them in its
+				 * interval, 0 when every receive read its
+				 * connection empty, bytes */
 };
 
 /* Fewer samples than this in a service window: too few to move the

@@ -236,6 +236,9 @@ static __noinline __u64 sf_age_verdict(struct sf_age_ctx *c, __u32 slot,
 	v = bpf_map_lookup_elem(&sf_verdict, &slot);
 	if (!v)
 		return 0;
+	/* the hot path raises it without the lock: an exchange, so that a
+	 * receive's figure lands in this interval or the next, never lost */
+	tk.unread = __sync_lock_test_and_set(&v->unread_peak, 0);
 	bpf_spin_lock(&v->lock);
 	if (v->gen != gen) {
 		bpf_spin_unlock(&v->lock);

@@ -52,9 +52,10 @@
  * loads; none for the read/write family, whose socket check found it)
  * and one hash lookup (a datagram receive: three more loads and a
  * compare, plus a compare-and-swap, a lookup and an atomic add when drops
- * grew); a response adds the locked window updates of the response and
- * service-time streams, in a subprogram, and one atomic add to its
- * service-time histogram (sf_svc_hist).
+ * grew; a TCP receive: two loads and a compare, plus a lookup and a compare
+ * when it left bytes unread, ABI 10); a response adds the locked window
+ * updates of the response and service-time streams, in a subprogram, and
+ * one atomic add to its service-time histogram (sf_svc_hist).
  * Closing: every TCP state change of the machine runs sf_conn_close,
  * which returns at once unless the state is TCP_CLOSE, and then does one
  * hash lookup (a delete with it when the connection was a target's).
@@ -68,6 +69,7 @@
 #define SF_CONN_ACCEPTED	(1U << 0)	/* a TCP connection it accepted */
 #define SF_CONN_DGRAM		(1U << 1)	/* an unconnected datagram socket */
 #define SF_CONN_WAITING		(1U << 2)	/* received; not answered yet */
+#define SF_CONN_TCP		(1U << 3)	/* accepted, TCP (ABI 10) */
 
 /* The response stream, service time and per-connection state are kept;
  * false (satfeed-loader --no-responses, set between open and load): none
@@ -145,6 +147,31 @@ static __always_inline void sf_conn_drops(struct sf_conn *c, struct sock *sk,
 		__sync_fetch_and_add(&v->drops, d - old);
 }
 
+/*
+ * A receive of target hit on its accepted TCP connection sk moved bytes
+ * (ABI 10): the bytes still queued on sk after it, rcv_nxt - copied_seq
+ * (tcp_inq()'s sum without the socket lock, which the receive has released:
+ * a segment arriving meanwhile counts, as it would a moment later), raise
+ * the verdict's unread_peak.  A server that keeps up reads its connection
+ * empty: then two loads and a compare.  A connection read empty by another
+ * thread meanwhile can read copied_seq past the rcv_nxt loaded first: that
+ * difference wraps, above 2^30, and is dropped.
+ */
+static __always_inline void sf_conn_unread(struct sock *sk,
+					   const struct sf_hit *hit)
+{
+	struct tcp_sock *tp = bpf_core_cast(sk, struct tcp_sock);
+	__u32 u = tp->rcv_nxt - tp->copied_seq;
+	struct satfeed_verdict *v;
+
+	if (!u || u > (1U << 30))
+		return;
+	v = bpf_map_lookup_elem(&sf_verdict, &hit->slot);
+	if (v && v->gen == hit->gen &&
+	    u > *(volatile __u32 *)&v->unread_peak)
+		*(volatile __u32 *)&v->unread_peak = u;
+}
+
 /* The map that holds sk's record: sf_conn for TCP, else sf_conn_other. */
 static __always_inline void *sf_conn_map(struct sock *sk)
 {
@@ -203,6 +230,8 @@ static __always_inline void sf_response(struct sock *sk, __u32 stream,
 		}
 		if (c->flags & SF_CONN_DGRAM)
 			sf_conn_drops(c, sk, hit);
+		else if (c->flags & SF_CONN_TCP)
+			sf_conn_unread(sk, hit);
 		if (!(c->flags & SF_CONN_WAITING)) {
 			c->recv_ns = now;
 			c->flags |= SF_CONN_WAITING;
@@ -239,8 +268,11 @@ static __always_inline void sf_conn_accepted(struct sock *newsk)
 		return;
 	n.slot = hit.slot;
 	sf_conn_key_of(newsk, &k);
-	if (bpf_map_update_elem(sf_conn_map(newsk), &k, &n, BPF_ANY) ==
-	    -SF_E2BIG)
+	if (bpf_core_cast(newsk, struct sock)->sk_protocol == SF_IPPROTO_TCP)
+		n.flags |= SF_CONN_TCP;
+	if (bpf_map_update_elem(n.flags & SF_CONN_TCP ? (void *)&sf_conn :
+						       (void *)&sf_conn_other,
+				&k, &n, BPF_ANY) == -SF_E2BIG)
 		__sync_fetch_and_add(&sf_conn_full, 1);
 }
 

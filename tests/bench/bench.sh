@@ -51,6 +51,10 @@ fail() { echo "bench.sh: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || fail "needs root (BPF programs, satfeed-loader)"
 for f in "$B/sfbench" "$B/satfeed-loader" "$B/satfeedctl"; do
 	[ -x "$f" ] || fail "$f is missing (make all $B/sfbench)"
+	# built before the contract changed: it would read the pins with the
+	# old layout and refuse the engine's ABI (every count 0)
+	[ "$f" -nt bpf/satfeed.h ] ||
+		fail "$f is older than bpf/satfeed.h (make all $B/sfbench)"
 done
 mkdir -p "$OUT" || fail "cannot create $OUT"
 

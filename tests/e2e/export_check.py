@@ -278,13 +278,14 @@ FIGURES = {
     "service_p99": "satfeed_service_time_p99_seconds",
     "drop_share": "satfeed_receive_drop_ratio",
     "cpu_share": "satfeed_cpu_ratio",
+    "unread_max": "satfeed_receive_unread_bytes",
 }
 # figures as old as the engine's newest tick (sf_reading.c, idle_figure(),
-# drop_figure(), cpu_figure())
-TICK_STAMPED = ("idle", "drop_share", "cpu_share")
+# drop_figure(), cpu_figure(), unread_figure())
+TICK_STAMPED = ("idle", "drop_share", "cpu_share", "unread_max")
 REASONS = ("wps_full", "wps_near", "idle_full", "idle_near", "cv2_rise",
            "svc_full", "svc_near", "drop_full", "drop_near", "cpu_full",
-           "cpu_near", "quiet")
+           "cpu_near", "unread_full", "unread_near", "quiet")
 LEVELS = {"unknown": 0, "ok": 1, "near": 2, "full": 3}
 
 

@@ -294,7 +294,7 @@ send_window() {
 }
 ASSERT_OK "rules: show" "$CTL" rules --pid "$T"
 ASSERT_EQ "rules: the defaults, named" \
-	"slot $SLOT pid $T: wps-near off (default), wps-full off (default), idle-near 150 (default), idle-full 50 (default), cv2-rise off (default), svc-near 4000 (default), svc-full 6000 (default), drop-near 10 (default), drop-full 50 (default), cpu-near off (default), cpu-full 970 (default)" "$OUT"
+	"slot $SLOT pid $T: wps-near off (default), wps-full off (default), idle-near 150 (default), idle-full 50 (default), cv2-rise off (default), svc-near 4000 (default), svc-full 6000 (default), drop-near 10 (default), drop-full 50 (default), cpu-near off (default), cpu-full 970 (default), unread-near 16384 (default), unread-full 32768 (default)" "$OUT"
 snapshot_now rules
 BAD "rules: full above near is refused" 2 "saturated waits per send \(200 permille\) is above the near one \(150" \
 	"$CTL" rules --pid "$T" --wps-near 150 --wps-full 200
@@ -304,6 +304,10 @@ BAD "rules: drop full below near is refused" 2 "saturated drop share \(20 permil
 	"$CTL" rules --pid "$T" --drop-near 30 --drop-full 20
 BAD "rules: CPU full below near is refused" 2 "saturated CPU share \(900 permille\) is below the near one \(950" \
 	"$CTL" rules --pid "$T" --cpu-near 950 --cpu-full 900
+BAD "rules: unread full below near is refused" 2 "saturated unread bytes \(4096 bytes\) is below the near one \(8192 bytes" \
+	"$CTL" rules --pid "$T" --unread-near 8192 --unread-full 4096
+BAD "rules: unread bytes above 2^30 are refused" 2 "--unread-full takes bytes from 0 \(the default\) to 1073741824" \
+	"$CTL" rules --pid "$T" --unread-full 1073741825
 BAD "rules: a drop share above 1000 is refused" 2 "--drop-near takes permille from 0 \(the default\) to 1000" \
 	"$CTL" rules --pid "$T" --drop-near 1001
 BAD "rules: an unwatched pid" 6 "pid 1 is not watched" "$CTL" rules --pid 1 --wps-near 5
@@ -316,12 +320,12 @@ BAD "rules: not a family option" 2 "--send only applies to add" \
 ASSERT_OK "rules: waits per send 150/30, the tick's rules off" \
 	"$CTL" rules --pid "$T" --wps-near 150 --wps-full 30 --idle-near off \
 	--idle-full off --svc-near off --svc-full off --drop-near off --drop-full off \
-	--cpu-full off
+	--cpu-full off --unread-near off --unread-full off
 ASSERT_TRUE "traffic: 100 waits, a send window" send_window 100 2049
 ASSERT_EQ "wps 48 is near under 150/30" "near 48" "$(verdict)"
 ASSERT_OK "rules: --wps-near 40 --wps-full 20" "$CTL" rules --pid "$T" --wps-near 40 --wps-full 20
 ASSERT_EQ "rules: says what is stored" \
-	"slot $SLOT pid $T: wps-near 40, wps-full 20, idle-near off, idle-full off, cv2-rise off (default), svc-near off, svc-full off, drop-near off, drop-full off, cpu-near off (default), cpu-full off" "$OUT"
+	"slot $SLOT pid $T: wps-near 40, wps-full 20, idle-near off, idle-full off, cv2-rise off (default), svc-near off, svc-full off, drop-near off, drop-full off, cpu-near off (default), cpu-full off, unread-near off, unread-full off" "$OUT"
 ASSERT_MATCH "rules: in sf_rules (bpftool)" '"wps_near_permille": 40' \
 	"$(bpftool map lookup pinned "$SF_PIN_ROOT/sf_rules" key "$SLOT" 0 0 0)"
 ASSERT_TRUE "rules changed: the next tick judges by them: wps 48 is ok under near 40" \
@@ -330,7 +334,7 @@ ASSERT_TRUE "traffic: 100 waits, a send window" send_window 100 2048
 ASSERT_EQ "the next window too" "ok 48" "$(verdict)"
 ASSERT_OK "rules --slot: the others keep theirs" "$CTL" rules --slot "$SLOT" --wps-near 0 --wps-full 60
 ASSERT_EQ "rules --slot: near back to its default (off), full 60" \
-	"slot $SLOT pid $T: wps-near off (default), wps-full 60, idle-near off, idle-full off, cv2-rise off (default), svc-near off, svc-full off, drop-near off, drop-full off, cpu-near off (default), cpu-full off" "$OUT"
+	"slot $SLOT pid $T: wps-near off (default), wps-full 60, idle-near off, idle-full off, cv2-rise off (default), svc-near off, svc-full off, drop-near off, drop-full off, cpu-near off (default), cpu-full off, unread-near off, unread-full off" "$OUT"
 ASSERT_TRUE "traffic: 100 waits, a send window" send_window 100 2048
 ASSERT_EQ "wps 48 is full under full 60" "full 48" "$(verdict)"
 ASSERT_OK "rules --all: every rule off" "$CTL" rules --all --wps-near off --wps-full off
@@ -339,8 +343,8 @@ ASSERT_EQ "no rule on: ok" "ok 48" "$(verdict)"
 # the rules it was added with, which --replace must carry (below)
 ASSERT_OK "rules: wps defaults, the idle and cv2 rules of the add" \
 	"$CTL" rules --all --wps-near 0 --wps-full 0 --idle-near 300 --idle-full 150 --cv2-rise 500
-ASSERT_EQ "rules: all eleven stored" \
-	"slot $SLOT pid $T: wps-near off (default), wps-full off (default), idle-near 300, idle-full 150, cv2-rise 500, svc-near off, svc-full off, drop-near off, drop-full off, cpu-near off (default), cpu-full off" "$OUT"
+ASSERT_EQ "rules: all thirteen stored" \
+	"slot $SLOT pid $T: wps-near off (default), wps-full off (default), idle-near 300, idle-full 150, cv2-rise 500, svc-near off, svc-full off, drop-near off, drop-full off, cpu-near off (default), cpu-full off, unread-near off, unread-full off" "$OUT"
 ASSERT_OK "check: consistent after the changes" "$CTL" check
 
 ######################################################################

@@ -209,6 +209,72 @@ close_sockets:
 	return -1;
 }
 
+bool tcp_accepted(int *lfd, int *cli, int *srv)
+{
+	struct sockaddr_in a = { 0 };
+
+	*cli = *srv = -1;
+	*lfd = listen_tcp(&a);
+	if (*lfd < 0)
+		return false;
+	*cli = connect_tcp(&a);
+	*srv = accept(*lfd, NULL, NULL);
+	return *cli >= 0 && *srv >= 0;
+}
+
+void tcp_close(int lfd, int cli, int srv)
+{
+	if (cli >= 0)
+		close(cli);
+	if (srv >= 0)
+		close(srv);
+	if (lfd >= 0)
+		close(lfd);
+}
+
+void with_self_watched(__u64 max_age_ns,
+		       void (*check)(const struct sf_pins *p, int slot))
+{
+	struct satfeed_bpf *skel;
+	struct sf_pins p;
+	int slot;
+
+	test_max_age_ns = max_age_ns;
+	skel = start_engine(SATFEED_WINDOW_SHIFT, false);
+	test_max_age_ns = 0;
+	if (!skel)
+		return;
+	if (engine_maps(skel, &p) &&
+	    ASSERT_OK(watch_self(&p, &slot), "watch self"))
+		check(&p, slot);
+	satfeed_bpf__destroy(skel);
+}
+
+__u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+bool next_tick(const struct sf_pins *p, int slot, __u64 period_ns,
+	       struct satfeed_verdict *v)
+{
+	__u64 first = 0, deadline = now_ns() + 5 * period_ns;
+
+	while (now_ns() < deadline) {
+		if (sf_verdict_read(p, slot, v))
+			return false;
+		if (!first)
+			first = v->tick_ns ?: 1;
+		else if (v->tick_ns != first && v->tick_ns)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
 long map_entries(int fd)
 {
 	char key[64], next[64];

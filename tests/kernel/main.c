@@ -53,6 +53,7 @@ int main(int argc, char **argv)
 	if (getenv("SF_TEST_ONLY_FEED")) {	/* a developer's quick run */
 		test_run_delay();
 		test_udp_drops();
+		test_unread();
 		return sf_test_summary("test_kernel");
 	}
 	sf_preempt_probe(&pre, NULL);
@@ -74,5 +75,6 @@ int main(int argc, char **argv)
 	test_responses();
 	test_verdict_tick();
 	test_udp_drops();
+	test_unread();
 	return sf_test_summary("test_kernel");
 }

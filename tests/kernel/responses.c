@@ -131,12 +131,7 @@ static void check_tcp(const struct sf_pins *p, int slot)
 		ASSERT_EQ(s1 - s0, K * (1 + sends), "sends counted");
 	}
 out:
-	if (c >= 0)
-		close(c);
-	if (s >= 0)
-		close(s);
-	if (lfd >= 0)
-		close(lfd);
+	tcp_close(lfd, c, s);
 	close(file);
 }
 
@@ -177,12 +172,7 @@ out:
 		close(b);
 	if (pid > 0)
 		waitpid(pid, &status, 0);
-	if (c >= 0)
-		close(c);
-	if (s >= 0)
-		close(s);
-	if (lfd >= 0)
-		close(lfd);
+	tcp_close(lfd, c, s);
 	if (blfd >= 0)
 		close(blfd);
 }
@@ -250,16 +240,11 @@ static void check_service(const struct sf_pins *p, int slot)
 	__u64 n0, sum0, n1, sum1, lo = 0, hi = 0, r0, r1, s0, s1, got = 0;
 	__u32 bmin = SATFEED_SVC_BUCKETS, bmax = 0;
 	struct satfeed_svc_hist h0, h1;
-	int lfd, c = -1, s = -1;
-	struct sockaddr_in a;
+	int lfd, c, s;
 	bool ok = true;
 
-	lfd = listen_tcp(&a);
-	if (!ASSERT_TRUE(lfd >= 0, "listen"))
-		return;
-	c = connect_tcp(&a);
-	s = accept(lfd, NULL, NULL);
-	if (!ASSERT_TRUE(c >= 0 && s >= 0, "connect, accept") ||
+	if (!ASSERT_TRUE(tcp_accepted(&lfd, &c, &s),
+			 "listen, connect, accept") ||
 	    !svc_total(p, slot, &n0, &sum0) ||
 	    !ASSERT_OK(bpf_map_lookup_elem(p->svc_hist_fd, &slot, &h0),
 		       "read the service-time histogram"))
@@ -303,11 +288,7 @@ static void check_service(const struct sf_pins *p, int slot)
 	}
 	ASSERT_EQ(got, K, "histogram: one count per response");
 out:
-	if (c >= 0)
-		close(c);
-	if (s >= 0)
-		close(s);
-	close(lfd);
+	tcp_close(lfd, c, s);
 }
 
 /* Wait up to 2 s for fd's map to hold want entries; what it held. */

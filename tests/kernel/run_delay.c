@@ -14,7 +14,7 @@
 
 #define WAITS	32	/* 1 ms waits: two windows of 16 */
 #define SHIFT	4
-#define HOG_TRIES	8	/* phases with the hog, until the run delay grew */
+#define HOG_TRIES	8	/* hog phases, until the run delay grew */
 
 static volatile int hog_stop;
 
@@ -128,9 +128,10 @@ void test_run_delay(void)
 	 */
 	for (tries = 1; tries <= HOG_TRIES; tries++) {
 		hog_stop = 0;
-		if (!ASSERT_OK(pthread_create(&t, NULL, hog, &cpu), "start hog"))
+		if (!ASSERT_OK(pthread_create(&t, NULL, hog, &cpu),
+			       "start hog"))
 			goto restore;
-		usleep(20000);		/* the hog is running on our CPU */
+		usleep(20000);	/* the hog is running on our CPU */
 		before = run_delay_now();
 		wait_loop();
 		grew = run_delay_now() - before;

@@ -49,6 +49,22 @@ struct sockaddr_in;
 int listen_tcp(struct sockaddr_in *a);
 int connect_tcp(const struct sockaddr_in *a);
 int udp_pair(int rcvbuf, int *srv, int *cli);
+/* A loopback TCP listener (*lfd), a client connected to it (*cli) and the
+ * server's side accepted (*srv), each -1 when not made; true when all
+ * three were.  The caller closes those >= 0. */
+bool tcp_accepted(int *lfd, int *cli, int *srv);
+/* Close those of tcp_accepted()'s fds that are open (>= 0). */
+void tcp_close(int lfd, int cli, int srv);
+/* An engine whose age bound is max_age_ns (ticks every half of it), this
+ * process watched, check() run on it, the engine destroyed. */
+void with_self_watched(__u64 max_age_ns,
+		       void (*check)(const struct sf_pins *p, int slot));
+/* CLOCK_MONOTONIC, ns: the engine's clock (bpf_ktime_get_ns()) */
+__u64 now_ns(void);
+/* Read slot's verdict right after its next tick (ticks every period_ns / 2);
+ * false when none came within 5 periods or the read failed. */
+bool next_tick(const struct sf_pins *p, int slot, __u64 period_ns,
+	       struct satfeed_verdict *v);
 /* Entries of the hash map fd (keys up to 64 bytes, at most 100000), -1
  * when it cannot be read. */
 long map_entries(int fd);
@@ -67,5 +83,6 @@ void test_age(void);
 void test_responses(void);
 void test_verdict_tick(void);
 void test_udp_drops(void);
+void test_unread(void);
 
 #endif /* __TEST_KERNEL_H */

@@ -23,32 +23,6 @@
 #define DROPS_T_NS	200000000ULL	/* T: a tick every 100 ms */
 #define FLOOD		300		/* datagrams sent per flood */
 
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-/* The verdict right after the next tick of slot. */
-static bool next_tick(const struct sf_pins *p, int slot,
-		      struct satfeed_verdict *v)
-{
-	__u64 first = 0, deadline = now_ns() + 5 * DROPS_T_NS;
-
-	while (now_ns() < deadline) {
-		if (sf_verdict_read(p, slot, v))
-			return false;
-		if (!first)
-			first = v->tick_ns ?: 1;
-		else if (v->tick_ns != first && v->tick_ns)
-			return true;
-		usleep(1000);
-	}
-	return false;
-}
-
 /* The kernel's drop count of socket fd, or -1. */
 static long long kernel_drops(int fd)
 {
@@ -109,7 +83,7 @@ static void check_drops(const struct sf_pins *p, int slot)
 	ASSERT_EQ(v0.drops, 0, "drops before the first receive do not count");
 
 	/* a flood inside one tick's interval */
-	if (!ASSERT_TRUE(next_tick(p, slot, &v1), "a tick"))
+	if (!ASSERT_TRUE(next_tick(p, slot, DROPS_T_NS, &v1), "a tick"))
 		goto out;
 	if (!ASSERT_TRUE(flood(c), "second flood"))
 		goto out;
@@ -117,7 +91,7 @@ static void check_drops(const struct sf_pins *p, int slot)
 	k1 = kernel_drops(s);
 	if (!ASSERT_TRUE(got > 0, "second flood read") ||
 	    !ASSERT_TRUE(k1 > k0, "the second flood dropped datagrams") ||
-	    !ASSERT_TRUE(next_tick(p, slot, &v2), "the tick after"))
+	    !ASSERT_TRUE(next_tick(p, slot, DROPS_T_NS, &v2), "the tick after"))
 		goto out;
 	ASSERT_EQ(v2.drops - v1.drops, (__u64)(k1 - k0),
 		  "drops == the kernel's SK_MEMINFO_DROPS growth");
@@ -140,7 +114,8 @@ static void check_drops(const struct sf_pins *p, int slot)
 	}
 
 	/* the next interval without drops reads 0 */
-	if (ASSERT_TRUE(next_tick(p, slot, &v2), "a tick without drops")) {
+	if (ASSERT_TRUE(next_tick(p, slot, DROPS_T_NS, &v2),
+			"a tick without drops")) {
 		k2 = kernel_drops(s);
 		ASSERT_EQ(v2.drop_permille, 0, "no drop, 0 permille");
 		ASSERT_EQ(v2.why & (SATFEED_SAT_WHY_DROP_FULL |
@@ -156,17 +131,5 @@ out:
 
 void test_udp_drops(void)
 {
-	struct satfeed_bpf *skel;
-	struct sf_pins p;
-	int slot;
-
-	test_max_age_ns = DROPS_T_NS;
-	skel = start_engine(SATFEED_WINDOW_SHIFT, false);
-	test_max_age_ns = 0;
-	if (!skel)
-		return;
-	if (engine_maps(skel, &p) &&
-	    ASSERT_OK(watch_self(&p, &slot), "watch self"))
-		check_drops(&p, slot);
-	satfeed_bpf__destroy(skel);
+	with_self_watched(DROPS_T_NS, check_drops);
 }

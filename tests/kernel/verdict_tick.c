@@ -45,14 +45,6 @@
 
 #define TICK_T_NS	200000000ULL	/* T */
 
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static void spin_ns(__u64 ns)
 {
 	__u64 end = now_ns() + ns;

@@ -549,6 +549,8 @@ static void test_rules_off(void)
 		.drop_full_permille = SATFEED_SAT_RULE_OFF,
 		.cpu_near_permille = SATFEED_SAT_RULE_OFF,
 		.cpu_full_permille = SATFEED_SAT_RULE_OFF,
+		.unread_near_bytes = SATFEED_SAT_RULE_OFF,
+		.unread_full_bytes = SATFEED_SAT_RULE_OFF,
 	};
 
 	fresh();
@@ -612,6 +614,72 @@ static void test_cv2_rise(void)
 		  "over a zero baseline");
 }
 
+/* A tick whose receives left at most u bytes unread, rules r (NULL: the
+ * defaults), the idle share 1000: only the unread rules can hold. */
+static __u32 unread_tick(const struct satfeed_sat_rules *r, __u32 u)
+{
+	struct satfeed_sat_tick t = { .idle_permille = 1000, .idle_known = 1,
+				      .unread = u };
+
+	t.now = ++now;
+	satfeed_sat_tick(&v, r ?: &(const struct satfeed_sat_rules){}, &t);
+	return v.state;
+}
+
+/* The receive queue (ABI 10): the tick's figure as given, its rules, and
+ * known from the first bytes left unread. */
+static void test_unread(void)
+{
+	const struct satfeed_sat_rules set = { .unread_near_bytes = 100,
+					       .unread_full_bytes = 1000 },
+		off = { .unread_near_bytes = SATFEED_SAT_RULE_OFF,
+			.unread_full_bytes = SATFEED_SAT_RULE_OFF },
+		zero = {};
+	struct satfeed_sat_rules eff;
+
+	satfeed_sat_rules_effective(&zero, &eff);
+	ASSERT_EQ(eff.unread_near_bytes, 16384, "default unread near: 16 KiB");
+	ASSERT_EQ(eff.unread_full_bytes, 32768, "default unread full: 32 KiB");
+
+	/* not known until bytes were left: unknown, not ok */
+	fresh();
+	{
+		struct satfeed_sat_tick t = { .now = ++now };
+
+		satfeed_sat_tick(&v, &zero, &t);
+		ASSERT_EQ(v.state, SATFEED_SAT_UNKNOWN,
+			  "nothing left unread, nothing else known: unknown");
+		ASSERT_EQ(v.seen & SATFEED_SAT_SEEN_UNREAD, 0, "not seen");
+		t.unread = 20000;
+		t.now = ++now;
+		satfeed_sat_tick(&v, &zero, &t);
+		ASSERT_EQ(v.state, SATFEED_SAT_NEAR,
+			  "the unread figure alone is enough to judge");
+		ASSERT_EQ(v.why, SATFEED_SAT_WHY_UNREAD_NEAR, "why: unread near");
+	}
+
+	fresh();
+	ASSERT_EQ(unread_tick(NULL, 16383), SATFEED_SAT_OK, "16383: ok");
+	ASSERT_EQ(v.unread_max, 16383, "unread_max: the tick's");
+	ASSERT_EQ(unread_tick(NULL, 16384), SATFEED_SAT_NEAR, "16384: near");
+	ASSERT_EQ(unread_tick(NULL, 32767), SATFEED_SAT_NEAR, "32767: near");
+	ASSERT_EQ(unread_tick(NULL, 32768), SATFEED_SAT_FULL, "32768: full");
+	ASSERT_EQ(v.why, SATFEED_SAT_WHY_UNREAD_NEAR |
+			 SATFEED_SAT_WHY_UNREAD_FULL, "why: both unread rules");
+	ASSERT_EQ(unread_tick(NULL, 0xffffffffU), SATFEED_SAT_FULL,
+		  "the largest: full");
+	ASSERT_EQ(unread_tick(NULL, 0), SATFEED_SAT_OK,
+		  "an interval read empty: 0, ok");
+	ASSERT_EQ(v.unread_max, 0, "unread_max 0");
+	ASSERT_EQ(v.seen & SATFEED_SAT_SEEN_UNREAD, SATFEED_SAT_SEEN_UNREAD,
+		  "seen stays");
+	ASSERT_EQ(unread_tick(&set, 99), SATFEED_SAT_OK, "set 100: 99 ok");
+	ASSERT_EQ(unread_tick(&set, 100), SATFEED_SAT_NEAR, "set 100: near");
+	ASSERT_EQ(unread_tick(&set, 1000), SATFEED_SAT_FULL, "set 1000: full");
+	ASSERT_EQ(unread_tick(&off, 0xffffffffU), SATFEED_SAT_OK,
+		  "unread rules off: ok at any figure");
+}
+
 int main(void)
 {
 	test_wps();
@@ -622,5 +690,6 @@ int main(void)
 	test_cv2_rise();
 	test_drops();
 	test_cpu();
+	test_unread();
 	return sf_test_summary("test_sat_rules");
 }

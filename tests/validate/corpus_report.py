@@ -221,16 +221,17 @@ def render(a, results):
                  "\n" % (add_line(a.outdir, name), name))
         L.append("| level | offered | served | served/offered | sent on "
                  "time | p50 (us) | p99 (us) | waits/send (‰) | idle (‰) | "
-                 "service (x base) | backlog max | unread max (B) | UDP "
+                 "service (x base) | backlog max | unread max (B) | "
+                 "engine unread (B, median / max) | UDP "
                  "drops | run-queue delay (‰) | run-queue share (‰) | "
                  "verdict | worst | reference | readings |")
         L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-                 "---|---|---|---|---|")
+                 "---|---|---|---|---|---|")
         for i, (r, x) in enumerate(zip(rows, raw)):
             num = (lambda v: "%.0f" % v if math.isfinite(v) else "-")
             L.append("| %.0f%%%s | %.0f | %.0f | %.3f | %s | %.0f | %.0f | "
                      "%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | "
-                     "%s | %d |" % (
+                     "%s | %s | %d |" % (
                          r["pct_capacity"],
                          " (knee)" if i == j["knee"] else "",
                          r["offered_rps"], r["served_rps"],
@@ -240,6 +241,8 @@ def render(a, results):
                          sat_median(x, "idle"), sat_median(x, "svc"),
                          num(r.get("probe_backlog_max", nan)),
                          num(unread(r)),
+                         "%s / %s" % (num(r.get("unread_median", nan)),
+                                      num(r.get("unread_top", nan))),
                          num(r.get("probe_udp_drops", nan)),
                          num(r.get("probe_runq_permille", nan)),
                          num(r.get("probe_runq_share_permille", nan)),

@@ -20,6 +20,9 @@ CSV_FIELDS = [
     # queueing seen from outside satfeed (probe.py, corpus.sh only)
     "probe_backlog_max", "probe_rxq_max", "probe_udp_rxq_max",
     "probe_udp_drops", "probe_runq_permille", "probe_runq_share_permille",
+    # the receive queue the engine saw (ABI 10, saturation.unread_max of
+    # each reading): its median and its largest over the level, bytes
+    "unread_median", "unread_top",
 ]
 
 

@@ -105,6 +105,10 @@ def readings(x):
             else r.get("drop_probe")
         if sat.get("seen", 0) & satrule.SEEN_CPU:
             r["cpu_share"] = sat.get("cpu_permille")
+        # the receive queue (ABI 10): the tick's most bytes left unread
+        # after a receive; None in recordings made before it
+        r["unread"] = sat.get("unread_max") \
+            if sat.get("seen", 0) & satrule.SEEN_UNREAD else None
         # waits per send between this reading and the one before (the
         # engine's counts): near 0 with an idle share near 1000 says the
         # threads that wait are not the ones that serve (pyhttp's
@@ -274,6 +278,24 @@ def make_rules():
             st = base(dict(r, idle=None))
             return UNKNOWN if st == OK else st
         return base(r)
+    def unread(r, base, near, full):
+        """base, then the receive queue (ABI 10): the most bytes a
+        receive on an accepted TCP connection left unread in the tick."""
+        s = base(r)
+        u = r.get("unread")
+        if not r["quiet"] and u is not None:
+            if full is not None and u >= full:
+                s = FULL
+            elif near is not None and u >= near:
+                s = max(s, NEAR)
+        return s
+    a9 = R["A9 (ABI 9): A + full at CPU share >= 970"]
+    for n_, f_ in ((16384, 65536), (8192, 32768), (32768, 131072),
+                   (16384, 32768), (4096, 16384), (65536, 262144)):
+        R["K%d/%d = A9 + unread >= %d B near, >= %d B full%s" % (
+            n_ >> 10, f_ >> 10, n_, f_,
+            " (ABI 10)" if (n_, f_) == (16384, 32768) else "")] = \
+            (lambda n_, f_: lambda r: unread(r, a9, n_, f_))(n_, f_)
     R["U = A, idle not judging when waits/send < 1% and idle > 50%"] = \
         lambda r: blind(r, rule_current)
     R["UH = U + CPU share >= 1001 near, >= 970 full"] = \

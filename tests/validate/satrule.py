@@ -1,4 +1,4 @@
-"""satrule.py - the engine's saturation rule (bpf/sat_rules.h, ABI 9),
+"""satrule.py - the engine's saturation rule (bpf/sat_rules.h, ABI 10),
 recomputed in Python from what satfeedctl shows, so that the sweeps
 (tests/validate/sweep.py, corpus.sh) can check the engine's verdict against
 an independent implementation, and both against the knee.
@@ -20,12 +20,15 @@ server's event-loop shape.
   cpu      the share of the CPUs they may use that the target's threads
            used in the engine's last tick (saturation.cpu_permille, once
            seen has SEEN_CPU; ABI 9 judges by it)
-  UNKNOWN  until an idle share, a service mean, a drop share or a CPU
-           share is known
+  unread   the most bytes a receive on one of the target's accepted TCP
+           connections left unread in the engine's last tick
+           (saturation.unread_max, once seen has SEEN_UNREAD; ABI 10)
+  UNKNOWN  until an idle share, a service mean, a drop share, a CPU
+           share or an unread figure is known
   FULL     idle < IDLE_FULL or svc > SVC_FULL or drops >= DROP_FULL or
-           cpu >= CPU_FULL
+           cpu >= CPU_FULL or unread >= UNREAD_FULL
   NEAR     idle < IDLE_NEAR or svc > SVC_NEAR or drops >= DROP_NEAR (or
-           cpu >= CPU_NEAR, off by default)
+           cpu >= CPU_NEAR, off by default) or unread >= UNREAD_NEAR
   OK       otherwise; and OK while the engine says quiet, once a send or
            receive window closed (the average restarts at the base)
 
@@ -53,10 +56,13 @@ DROP_NEAR = 10
 DROP_FULL = 50
 CPU_NEAR = None         # off (ABI 9): three corpus runs did not support it
 CPU_FULL = 970          # ABI 9
+UNREAD_NEAR = 16384     # ABI 10, bytes
+UNREAD_FULL = 32768
 SVC_MIN_SAMPLES = 16
 SEEN_IDLE = 1 << 6
 SEEN_DROPS = 1 << 8
 SEEN_CPU = 1 << 9           # ABI 8: cpu_permille (ABI 9: a rule reads it)
+SEEN_UNREAD = 1 << 10       # ABI 10: unread_max
 
 UNKNOWN, OK, NEAR, FULL = 0, 1, 2, 3
 NAMES = {UNKNOWN: "UNKNOWN", OK: "OK", NEAR: "NEAR", FULL: "FULL"}
@@ -90,27 +96,29 @@ def cv2_permille(w):
 def state_of(idle, svc_permille, idle_near=IDLE_NEAR, idle_full=IDLE_FULL,
              svc_near=SVC_NEAR, svc_full=SVC_FULL, drops=None,
              drop_near=DROP_NEAR, drop_full=DROP_FULL, cpu=None,
-             cpu_near=CPU_NEAR, cpu_full=CPU_FULL):
+             cpu_near=CPU_NEAR, cpu_full=CPU_FULL, unread=None,
+             unread_near=UNREAD_NEAR, unread_full=UNREAD_FULL):
     """The state for an idle share (None: unknown), a service time in
     permille of its base (None: unknown), a drop share in permille (None:
-    unknown) and a CPU share in permille (None: unknown).  A limit of
-    None is a rule that is off."""
+    unknown), a CPU share in permille (None: unknown) and the most bytes a
+    receive left unread (None: unknown).  A limit of None is a rule that
+    is off."""
     def held(v, lim, above):
         if v is None or lim is None:
             return False
         return v >= lim if above else v < lim
     if idle is None and svc_permille is None and drops is None and \
-            cpu is None:
+            cpu is None and unread is None:
         return UNKNOWN
     if held(idle, idle_full, False) or \
             (svc_permille is not None and svc_full is not None and
              svc_permille > svc_full) or held(drops, drop_full, True) or \
-            held(cpu, cpu_full, True):
+            held(cpu, cpu_full, True) or held(unread, unread_full, True):
         return FULL
     if held(idle, idle_near, False) or \
             (svc_permille is not None and svc_near is not None and
              svc_permille > svc_near) or held(drops, drop_near, True) or \
-            held(cpu, cpu_near, True):
+            held(cpu, cpu_near, True) or held(unread, unread_near, True):
         return NEAR
     return OK
 
@@ -122,12 +130,15 @@ class Rule:
 
     def __init__(self, idle_near=IDLE_NEAR, idle_full=IDLE_FULL,
                  svc_near=SVC_NEAR, svc_full=SVC_FULL, drop_near=DROP_NEAR,
-                 drop_full=DROP_FULL, cpu_near=CPU_NEAR, cpu_full=CPU_FULL):
+                 drop_full=DROP_FULL, cpu_near=CPU_NEAR, cpu_full=CPU_FULL,
+                 unread_near=UNREAD_NEAR, unread_full=UNREAD_FULL):
         self.limits = (idle_near, idle_full, svc_near, svc_full)
         self.drop_limits = (drop_near, drop_full)
         self.cpu_limits = (cpu_near, cpu_full)
+        self.unread_limits = (unread_near, unread_full)
         self.drops = None
         self.cpu = None
+        self.unread = None
         self.prev = None        # (send windows, send calls, poll calls)
         self.wps_avg = None
         self.svc_seq = 0
@@ -180,6 +191,8 @@ class Rule:
             self.drops = sat.get("drop_permille")
         if sat.get("seen", 0) & SEEN_CPU:
             self.cpu = sat.get("cpu_permille")
+        if sat.get("seen", 0) & SEEN_UNREAD:
+            self.unread = sat.get("unread_max")
         self._svc((t.get("service") or {}).get("windows"))
         if "quiet" in (sat.get("reasons") or []):
             if self.svc_base is not None:
@@ -192,4 +205,5 @@ class Rule:
         svc = (1000 * self.svc_avg // self.svc_base
                if self.svc_base else None)
         self.state = state_of(self.idle, svc, *self.limits, self.drops,
-                              *self.drop_limits, self.cpu, *self.cpu_limits)
+                              *self.drop_limits, self.cpu, *self.cpu_limits,
+                              self.unread, *self.unread_limits)

@@ -268,6 +268,11 @@ def level_figures(lv, wins):
              for s in lv.snaps if inl(s["t_ns"]) and
              str(s.get("saturation", {}).get("state", "")).upper()
              in satrule.BY_NAME]
+    # the receive queue the engine saw (ABI 10): each tick's most bytes a
+    # receive left unread, as show --json published it
+    unread = [s["saturation"]["unread_max"] for s in lv.snaps
+              if inl(s["t_ns"]) and
+              "unread_max" in s.get("saturation", {})]
     wps = float("nan")
     if len(calls) >= 2 and calls[-1][2] > calls[0][2]:
         wps = (1000 * (calls[-1][3] - calls[0][3]) //
@@ -288,6 +293,8 @@ def level_figures(lv, wins):
         "verdict": mode(shown),
         "verdict_worst": max(shown) if shown else float("nan"),
         "rule_state": mode([st for t, st, _ in lv.states if inl(t)]),
+        "unread_median": median(unread),
+        "unread_top": max(unread) if unread else float("nan"),
     })
 
 

@@ -87,6 +87,26 @@ def test_rule():
     r.update({"send": {"seq": 0, "calls": 0}, "poll": {"calls": 0},
               "saturation": sat, "service": {"windows": []}})
     check("a CPU share alone: full", r.state, satrule.FULL)
+    # the receive queue (ABI 10): near at 16384 bytes, full at 32768
+    for u, want in ((0, satrule.OK), (16383, satrule.OK),
+                    (16384, satrule.NEAR), (32767, satrule.NEAR),
+                    (32768, satrule.FULL), (1 << 30, satrule.FULL)):
+        check("unread %d bytes" % u,
+              satrule.state_of(None, None, unread=u), want)
+    check("unread rules off", satrule.state_of(
+        1000, None, unread=1 << 20, unread_near=None, unread_full=None),
+        satrule.OK)
+    check("an idle server with requests queued: full",
+          satrule.state_of(400, 1000, unread=100000), satrule.FULL)
+    r = satrule.Rule()
+    sat = {"seen": 0, "unread_max": 100000, "reasons": []}
+    r.update({"send": {"seq": 0, "calls": 0}, "poll": {"calls": 0},
+              "saturation": sat, "service": {"windows": []}})
+    check("an unread figure not seen: unknown", r.state, satrule.UNKNOWN)
+    sat = {"seen": satrule.SEEN_UNREAD, "unread_max": 20000, "reasons": []}
+    r.update({"send": {"seq": 0, "calls": 0}, "poll": {"calls": 0},
+              "saturation": sat, "service": {"windows": []}})
+    check("an unread figure alone: near", r.state, satrule.NEAR)
     # service windows: the first sets avg and base, then a lower mean at
     # once, a higher one by EWMA 1/2; base the lowest
     r = satrule.Rule()

@@ -169,12 +169,14 @@ const struct sf_fig_desc sf_figs[SF_NR_FIGS] = {
 		"Datagrams the target's datagram (UDP) sockets dropped, mostly for a full receive buffer, per datagram that arrived (dropped plus received) over the engine's last tick interval (0 to 1; 0 for a server without datagram sockets)." },
 	[SF_FIG_CPU] = { "cpu_share", "satfeed_cpu_ratio", 3,
 		"CPU time of the target's threads over the engine's last tick interval times the CPUs they may use (the union of their affinity masks, at most one per thread that did not sleep through the interval): 0 to 1. The cpu_full rule (0.97 by default) reads it." },
+	[SF_FIG_UNREAD] = { "unread_max", "satfeed_receive_unread_bytes", 0,
+		"The most bytes a receive on one of the target's accepted TCP connections left unread on it (requests queued behind the one read) over the engine's last tick interval; 0 when every receive read its connection empty." },
 };
 
 const char *const sf_reason_names[SF_NR_REASONS] = {
 	"wps_full", "wps_near", "idle_full", "idle_near", "cv2_rise",
 	"svc_full", "svc_near", "drop_full", "drop_near", "cpu_full",
-	"cpu_near", "quiet",
+	"cpu_near", "unread_full", "unread_near", "quiet",
 };
 
 const __u32 sf_reason_bits[SF_NR_REASONS] = {
@@ -183,7 +185,8 @@ const __u32 sf_reason_bits[SF_NR_REASONS] = {
 	SATFEED_SAT_WHY_CV2_RISE, SATFEED_SAT_WHY_SVC_FULL,
 	SATFEED_SAT_WHY_SVC_NEAR, SATFEED_SAT_WHY_DROP_FULL,
 	SATFEED_SAT_WHY_DROP_NEAR, SATFEED_SAT_WHY_CPU_FULL,
-	SATFEED_SAT_WHY_CPU_NEAR, SATFEED_SAT_WHY_QUIET,
+	SATFEED_SAT_WHY_CPU_NEAR, SATFEED_SAT_WHY_UNREAD_FULL,
+	SATFEED_SAT_WHY_UNREAD_NEAR, SATFEED_SAT_WHY_QUIET,
 };
 
 __u32 sf_reason_strongest(__u32 why)
@@ -198,6 +201,8 @@ __u32 sf_reason_strongest(__u32 why)
 		why &= ~SATFEED_SAT_WHY_DROP_NEAR;
 	if (why & SATFEED_SAT_WHY_CPU_FULL)
 		why &= ~SATFEED_SAT_WHY_CPU_NEAR;
+	if (why & SATFEED_SAT_WHY_UNREAD_FULL)
+		why &= ~SATFEED_SAT_WHY_UNREAD_NEAR;
 	return why;
 }
 
@@ -286,6 +291,17 @@ static void cpu_figure(struct sf_reading *r, bool stopped)
 {
 	if (!r->gone && r->v.tick_ns && (r->v.seen & SATFEED_SAT_SEEN_CPU))
 		from_tick(&r->fig[SF_FIG_CPU], r, r->v.cpu_permille, stopped);
+}
+
+/*
+ * The receive queue (ABI 10): the verdict's, as the drop share; none until
+ * a receive on an accepted TCP connection left bytes unread (a server that
+ * reads its connections empty has said nothing by it).
+ */
+static void unread_figure(struct sf_reading *r, bool stopped)
+{
+	if (!r->gone && r->v.tick_ns && (r->v.seen & SATFEED_SAT_SEEN_UNREAD))
+		from_tick(&r->fig[SF_FIG_UNREAD], r, r->v.unread_max, stopped);
 }
 
 /*
@@ -396,6 +412,7 @@ void sf_reading_build(struct sf_reading *r, const struct sf_target_view *tv,
 	}
 	idle_figure(r, stopped);
 	drop_figure(r, stopped);
+	unread_figure(r, stopped);
 	cpu_figure(r, stopped);
 	f = &r->s[SATFEED_STREAM_SEND].f;
 	from_stream(&r->fig[SF_FIG_SEND_RATE], f, f->rate_milli);

@@ -126,6 +126,7 @@ enum sf_fig {
 	SF_FIG_SVC_P99,		/* hist: service p99 since added, ns */
 	SF_FIG_DROPS,		/* verdict: datagrams dropped per arrival */
 	SF_FIG_CPU,		/* verdict: CPU used of the CPUs it may use */
+	SF_FIG_UNREAD,		/* verdict: most bytes a receive left unread */
 	SF_NR_FIGS,
 };
 
@@ -212,7 +213,7 @@ const char *sf_reading_state_name(const struct sf_reading *r);
  * of near and full only: "wps_full", "wps_near", "idle_full", "idle_near",
  * "cv2_rise".  sf_reason_names[i] is the name of bit sf_reason_bits[i].
  */
-#define SF_NR_REASONS 12
+#define SF_NR_REASONS 14
 extern const char *const sf_reason_names[SF_NR_REASONS];
 extern const __u32 sf_reason_bits[SF_NR_REASONS];
 

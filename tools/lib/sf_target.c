@@ -302,6 +302,8 @@ static int check_rules(const struct satfeed_sat_rules *rules, char *why,
 		{ "drop-full", rules ? rules->drop_full_permille : 0, SF_RULE_DROP_MAX },
 		{ "cpu-near", rules ? rules->cpu_near_permille : 0, SF_RULE_CPU_MAX },
 		{ "cpu-full", rules ? rules->cpu_full_permille : 0, SF_RULE_CPU_MAX },
+		{ "unread-near", rules ? rules->unread_near_bytes : 0, SF_RULE_UNREAD_MAX },
+		{ "unread-full", rules ? rules->unread_full_bytes : 0, SF_RULE_UNREAD_MAX },
 	};
 
 	if (!rules)
@@ -309,8 +311,11 @@ static int check_rules(const struct satfeed_sat_rules *rules, char *why,
 	for (size_t i = 0; i < sizeof(range) / sizeof(range[0]); i++) {
 		if (range[i].v != SATFEED_SAT_RULE_OFF &&
 		    range[i].v > range[i].max) {
-			snprintf(why, len, "the %s rule (%u permille) is out of range: 0 (the default) to %u, or off",
-				 range[i].name, range[i].v, range[i].max);
+			snprintf(why, len, "the %s rule (%u %s) is out of range: 0 (the default) to %u, or off",
+				 range[i].name, range[i].v,
+				 range[i].max == SF_RULE_UNREAD_MAX ?
+					 "bytes" : "permille",
+				 range[i].max);
 			return SF_EXIT_USAGE;
 		}
 	}
@@ -324,16 +329,18 @@ static int check_rules(const struct satfeed_sat_rules *rules, char *why,
 			__u32 near, full;
 			bool below;
 		} pair[] = {
-			{ "idle share", "", eff.idle_near_permille,
+			{ "idle share", " permille", eff.idle_near_permille,
 			  eff.idle_full_permille, true },
-			{ "waits per send", "", eff.wps_near_permille,
+			{ "waits per send", " permille", eff.wps_near_permille,
 			  eff.wps_full_permille, true },
-			{ "service time", " of its baseline",
+			{ "service time", " permille of its baseline",
 			  eff.svc_near_permille, eff.svc_full_permille, false },
-			{ "drop share", "", eff.drop_near_permille,
+			{ "drop share", " permille", eff.drop_near_permille,
 			  eff.drop_full_permille, false },
-			{ "CPU share", "", eff.cpu_near_permille,
+			{ "CPU share", " permille", eff.cpu_near_permille,
 			  eff.cpu_full_permille, false },
+			{ "unread bytes", " bytes", eff.unread_near_bytes,
+			  eff.unread_full_bytes, false },
 		};
 
 		for (size_t i = 0; i < sizeof(pair) / sizeof(pair[0]); i++) {
@@ -342,9 +349,10 @@ static int check_rules(const struct satfeed_sat_rules *rules, char *why,
 			if (pair[i].below ? !rule_inverted(f, n) :
 					    !rule_inverted(n, f))
 				continue;
-			snprintf(why, len, "the saturated %s (%u permille%s) is %s the near one (%u permille); it must not be",
+			snprintf(why, len, "the saturated %s (%u%s) is %s the near one (%u%s); it must not be",
 				 pair[i].what, f, pair[i].unit,
-				 pair[i].below ? "above" : "below", n);
+				 pair[i].below ? "above" : "below", n,
+				 pair[i].unit);
 			return SF_EXIT_USAGE;
 		}
 	}
@@ -478,6 +486,8 @@ static const size_t rule_off[SF_RULE_FIELDS] = {
 	offsetof(struct satfeed_sat_rules, drop_full_permille),
 	offsetof(struct satfeed_sat_rules, cpu_near_permille),
 	offsetof(struct satfeed_sat_rules, cpu_full_permille),
+	offsetof(struct satfeed_sat_rules, unread_near_bytes),
+	offsetof(struct satfeed_sat_rules, unread_full_bytes),
 };
 
 int sf_target_set_rules(const struct sf_pins *p, const struct sf_selector *sel,

@@ -76,8 +76,10 @@ enum {
 	SF_RULE_DROP_FULL = 1U << 8,
 	SF_RULE_CPU_NEAR = 1U << 9,
 	SF_RULE_CPU_FULL = 1U << 10,
+	SF_RULE_UNREAD_NEAR = 1U << 11,
+	SF_RULE_UNREAD_FULL = 1U << 12,
 };
-#define SF_RULE_FIELDS 11
+#define SF_RULE_FIELDS 13
 /* the largest value of each rule, permille (satfeedctl refuses more) */
 #define SF_RULE_WPS_MAX		1000
 #define SF_RULE_IDLE_MAX	100000
@@ -85,6 +87,7 @@ enum {
 #define SF_RULE_SVC_MAX		1000000
 #define SF_RULE_DROP_MAX	1000
 #define SF_RULE_CPU_MAX		1000
+#define SF_RULE_UNREAD_MAX	(1U << 30)	/* bytes, not permille */
 int sf_target_set_rules(const struct sf_pins *p, const struct sf_selector *sel,
 			const struct satfeed_sat_rules *rules, __u32 given,
 			struct satfeed_sat_rules *now, int *slot,

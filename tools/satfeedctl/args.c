@@ -75,9 +75,13 @@ static int parse_permille(const char *opt, const char *arg, __u32 max,
 #endif
 	errno = 0;
 	n = strtoul(arg, &end, 10);
-	if (errno || *end || arg[0] < '0' || arg[0] > '9' || n > max)
+	if (errno || *end || arg[0] < '0' || arg[0] > '9' || n > max) {
+		if (max == SF_RULE_UNREAD_MAX)
+			return fail(SF_EXIT_USAGE, "--%s takes bytes from 0 (the default) to %u%s, not '%s'",
+				    opt, max, RULE_OFF_WORD, arg);
 		return fail(SF_EXIT_USAGE, "--%s takes permille from 0 (the default) to %u (e.g. 150 for 15%%)%s, not '%s'",
 			    opt, max, RULE_OFF_WORD, arg);
+	}
 	*v = n;
 	return 0;
 }
@@ -111,6 +115,8 @@ static const struct option long_opts[] = {
 	{ "drop-full", required_argument, NULL, 1011 },
 	{ "cpu-near", required_argument, NULL, 1012 },
 	{ "cpu-full", required_argument, NULL, 1013 },
+	{ "unread-near", required_argument, NULL, 1014 },
+	{ "unread-full", required_argument, NULL, 1015 },
 	{ "version", no_argument, NULL, 'V' },
 	{ "seconds", required_argument, NULL, 1006 },
 	{ "auto", no_argument, NULL, 1007 },
@@ -283,12 +289,14 @@ int parse_args(int argc, char **argv, const struct cmd *c,
 		case 1010:
 		case 1011:
 		case 1012:
-		case 1013: {
+		case 1013:
+		case 1014:
+		case 1015: {
 			static const char *const names[] = {
 				"idle-near", "idle-full", "cv2-rise",
 				"wps-near", "wps-full", "svc-near", "svc-full",
 				"drop-near", "drop-full", "cpu-near",
-				"cpu-full",
+				"cpu-full", "unread-near", "unread-full",
 			};
 			static const __u32 max[] = {
 				SF_RULE_IDLE_MAX, SF_RULE_IDLE_MAX,
@@ -296,7 +304,8 @@ int parse_args(int argc, char **argv, const struct cmd *c,
 				SF_RULE_WPS_MAX, SF_RULE_SVC_MAX,
 				SF_RULE_SVC_MAX, SF_RULE_DROP_MAX,
 				SF_RULE_DROP_MAX, SF_RULE_CPU_MAX,
-				SF_RULE_CPU_MAX,
+				SF_RULE_CPU_MAX, SF_RULE_UNREAD_MAX,
+				SF_RULE_UNREAD_MAX,
 			};
 			__u32 *field[] = {
 				&a->rules.idle_near_permille,
@@ -310,8 +319,10 @@ int parse_args(int argc, char **argv, const struct cmd *c,
 				&a->rules.drop_full_permille,
 				&a->rules.cpu_near_permille,
 				&a->rules.cpu_full_permille,
+				&a->rules.unread_near_bytes,
+				&a->rules.unread_full_bytes,
 			};
-			/* 1001..1005, then 1008..1013: SF_RULE_* order */
+			/* 1001..1005, then 1008..1015: SF_RULE_* order */
 			int k = opt >= 1008 ? opt - 1008 + 5 : opt - 1001;
 
 			if (!(c->flags & CMD_RULES))

@@ -166,13 +166,14 @@ void json_target_head(const struct sf_pins *p, __u32 slot,
 	       "\"idle_full_permille\":%u,\"cv2_rise_permille\":%u,"
 	       "\"svc_near_permille\":%u,\"svc_full_permille\":%u,"
 	       "\"drop_near_permille\":%u,\"drop_full_permille\":%u,"
-	       "\"cpu_near_permille\":%u,\"cpu_full_permille\":%u}",
+	       "\"cpu_near_permille\":%u,\"cpu_full_permille\":%u,"
+	       "\"unread_near_bytes\":%u,\"unread_full_bytes\":%u}",
 	       r.wps_near_permille, r.wps_full_permille,
 	       r.idle_near_permille, r.idle_full_permille,
 	       r.cv2_rise_permille, r.svc_near_permille,
 	       r.svc_full_permille, r.drop_near_permille,
 	       r.drop_full_permille, r.cpu_near_permille,
-	       r.cpu_full_permille);
+	       r.cpu_full_permille, r.unread_near_bytes, r.unread_full_bytes);
 }
 
 static void json_verdict(const struct sf_reading *r)
@@ -206,15 +207,15 @@ static void json_verdict(const struct sf_reading *r)
 	       "\"wps_avg_permille\":%u,\"svc_avg_ns\":%llu,"
 	       "\"svc_base_ns\":%llu,\"threads\":%u,\"sleepers\":%u,"
 	       "\"drops\":%llu,\"drop_permille\":%u,\"cpu_ns\":%llu,"
-	       "\"cpu_permille\":%u,\"cpus\":%u,\"since_ns\":%llu,"
-	       "\"updated_ns\":%llu,\"changes\":%llu}",
+	       "\"cpu_permille\":%u,\"cpus\":%u,\"unread_max\":%u,"
+	       "\"since_ns\":%llu,\"updated_ns\":%llu,\"changes\":%llu}",
 	       v->idle_permille, v->send_cv2_permille, v->recv_cv2_permille,
 	       v->base_cv2_permille, v->wps_permille, v->wps_avg_permille,
 	       (unsigned long long)v->svc_avg_ns,
 	       (unsigned long long)v->svc_base_ns, v->threads, v->sleepers,
 	       (unsigned long long)v->drops, v->drop_permille,
 	       (unsigned long long)v->cpu_ns, v->cpu_permille, v->cpus,
-	       (unsigned long long)v->since_ns,
+	       v->unread_max, (unsigned long long)v->since_ns,
 	       (unsigned long long)v->updated_ns,
 	       (unsigned long long)v->changes);
 }

@@ -221,6 +221,10 @@ static void rules_print(int slot, const struct satfeed_target *t,
 		  SATFEED_SAT_CPU_NEAR_DEFAULT },
 		{ "cpu-full", r->cpu_full_permille,
 		  SATFEED_SAT_CPU_FULL_DEFAULT },
+		{ "unread-near", r->unread_near_bytes,
+		  SATFEED_SAT_UNREAD_NEAR_DEFAULT },
+		{ "unread-full", r->unread_full_bytes,
+		  SATFEED_SAT_UNREAD_FULL_DEFAULT },
 	};
 	char line[512];
 	size_t off = 0;

@@ -26,6 +26,7 @@ static const char usage[] =
 "  add --pid PID... | --cgroup DIR [--send LIST] [--recv LIST] [--poll LIST]\n"
 "      [--idle-near P] [--idle-full P] [--svc-near P] [--svc-full P]\n"
 "      [--drop-near P] [--drop-full P] [--cpu-near P] [--cpu-full P]\n"
+"      [--unread-near B] [--unread-full B]\n"
 "      [--wps-near P] [--wps-full P] [--cv2-rise P] [--force]\n"
 "        watch processes (all their threads) or a cgroup v2 directory (every\n"
 "        task in it or below it).  --pid takes several pids, separated by\n"
@@ -46,8 +47,9 @@ static const char usage[] =
 "          recv: io_uring_recv,io_uring_recvmsg,io_uring_read,io_uring_readv\n"
 "          poll: io_uring_wait (io_uring_enter with IORING_ENTER_GETEVENTS)\n"
 "        io_uring_write/writev/read/readv count only on sockets.\n"
-"        Saturation rules of the target, in permille (0: the default,\n"
-"        off: the rule is off); one that holds is enough:\n"
+"        Saturation rules of the target, in permille but the unread ones\n"
+"        in bytes (0: the default, off: the rule is off); one that holds\n"
+"        is enough:\n"
 "          --idle-near P  near saturation below this idle share of the\n"
 "                         threads that served (default %s)\n"
 "          --idle-full P  saturated below this idle share (default %s)\n"
@@ -64,6 +66,14 @@ static const char usage[] =
 "                         of every 1000 ns of the CPUs they may use over\n"
 "                         a tick (default %s)\n"
 "          --cpu-full P   saturated at P or more (default %s)\n"
+"          --unread-near B  near when a receive on one of the target's\n"
+"                         accepted TCP connections left at least B bytes\n"
+"                         unread on it over a tick: requests queued\n"
+"                         behind the one read (default %s)\n"
+"          --unread-full B  saturated at B bytes or more (default %s).\n"
+"                         A server that takes large uploads reads them in\n"
+"                         parts and leaves the rest queued at any load:\n"
+"                         raise both for it, or turn them off\n"
 "          --wps-near P   near below P waits per 1000 sends (smoothed)\n"
 "                         (default %s)\n"
 "          --wps-full P   saturated below P waits per 1000 sends (default %s)\n"
@@ -94,6 +104,7 @@ static const char usage[] =
 "  rules --pid PID... | --cgroup DIR|ID | --slot N | --all\n"
 "      [--idle-near P] [--idle-full P] [--svc-near P] [--svc-full P]\n"
 "      [--drop-near P] [--drop-full P] [--cpu-near P] [--cpu-full P]\n"
+"      [--unread-near B] [--unread-full B]\n"
 "      [--wps-near P] [--wps-full P] [--cv2-rise P]\n"
 "        print a target's saturation rules (one line each: the value, or\n"
 "        the default it takes), or change the ones given, as add takes\n"
@@ -236,6 +247,7 @@ static char *usage_text(void)
 {
 	char wnear[16], wfull[16], near[16], full[16], rise[16], snear[16];
 	char sfull[16], dnear[16], dfull[16], cnear[16], cfull[16], *text;
+	char unear[16], ufull[16];
 
 	if (asprintf(&text, usage,
 		     rule_str(near, SATFEED_SAT_IDLE_NEAR_DEFAULT),
@@ -246,6 +258,8 @@ static char *usage_text(void)
 		     rule_str(dfull, SATFEED_SAT_DROP_FULL_DEFAULT),
 		     rule_str(cnear, SATFEED_SAT_CPU_NEAR_DEFAULT),
 		     rule_str(cfull, SATFEED_SAT_CPU_FULL_DEFAULT),
+		     rule_str(unear, SATFEED_SAT_UNREAD_NEAR_DEFAULT),
+		     rule_str(ufull, SATFEED_SAT_UNREAD_FULL_DEFAULT),
 		     rule_str(wnear, SATFEED_SAT_WPS_NEAR_DEFAULT),
 		     rule_str(wfull, SATFEED_SAT_WPS_FULL_DEFAULT),
 		     rule_str(rise, SATFEED_SAT_CV2_RISE_DEFAULT)) < 0)
